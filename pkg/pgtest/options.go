@@ -1,0 +1,84 @@
+// Cluster settings and their test-friendly defaults.
+
+package pgtest
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Options shape a cluster. The zero value is a sensible test cluster.
+type Options struct {
+	// MaxConnections sets max_connections (default 100).
+	MaxConnections int
+	// SharedBuffers sets shared_buffers, e.g. "256MB" (default 128MB).
+	SharedBuffers string
+	// WALLevel sets wal_level, e.g. "logical" (default replica).
+	WALLevel string
+	// Settings holds any other GUC; it wins over everything above.
+	Settings map[string]string
+	// Detached leaves the cluster running after this process exits; the
+	// caller must Stop it (pg-sandbox uses this). Test clusters are never
+	// detached.
+	Detached bool
+}
+
+// defaultSettings trade durability for speed: a throwaway cluster's data is
+// worthless after a crash anyway.
+var defaultSettings = map[string]string{
+	"fsync":                      "off",
+	"synchronous_commit":         "off",
+	"full_page_writes":           "off",
+	"listen_addresses":           "127.0.0.1",
+	"max_connections":            "100",
+	"shared_buffers":             "128MB",
+	"logging_collector":          "off",
+	"log_min_messages":           "warning",
+	"log_timezone":               "UTC",
+	"timezone":                   "UTC",
+	"datestyle":                  "iso, mdy",
+	"max_wal_size":               "4GB",
+	"checkpoint_timeout":         "30min",
+	"dynamic_shared_memory_type": "posix",
+}
+
+// settings merges defaults, the named options and Settings, and adds what
+// the harness itself decides (port and socket directory).
+func (o Options) settings(port int, socketDir string) map[string]string {
+	s := make(map[string]string, len(defaultSettings)+len(o.Settings)+2)
+	for k, v := range defaultSettings {
+		s[k] = v
+	}
+	if o.MaxConnections > 0 {
+		s["max_connections"] = strconv.Itoa(o.MaxConnections)
+	}
+	if o.SharedBuffers != "" {
+		s["shared_buffers"] = o.SharedBuffers
+	}
+	if o.WALLevel != "" {
+		s["wal_level"] = o.WALLevel
+	}
+	for k, v := range o.Settings {
+		s[strings.ToLower(k)] = v
+	}
+	s["port"] = strconv.Itoa(port)
+	s["unix_socket_directories"] = socketDir
+	return s
+}
+
+// confText renders settings as postgresql.conf lines in a stable order.
+func confText(s map[string]string) string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("\n# written by pgtest\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s = '%s'\n", k, strings.ReplaceAll(s[k], "'", "''"))
+	}
+	return b.String()
+}

@@ -1,0 +1,57 @@
+# Shared shell functions for scripts/*. Source it; do not run it.
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="$REPO/bin"
+
+# Tools that must build without cgo (CGO_ENABLED=0).
+PURE_TOOLS="tpchgen pgsandbox perfstat perfhtml"
+
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+say() { echo "$(basename "$0"): $*" >&2; }
+
+# have_pg_server succeeds when initdb, pg_ctl and postgres are installed
+# where pkg/pgtest looks for them.
+have_pg_server() {
+	local d
+	for d in "${PGTEST_BINDIR:-}" "$(pg_config --bindir 2>/dev/null || true)" $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -rn); do
+		[ -n "$d" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && [ -x "$d/postgres" ] && return 0
+	done
+	return 1
+}
+
+# ensure_postgres installs Debian's postgresql package (server and psql)
+# when it is missing and we are root; otherwise it names the package.
+ensure_postgres() {
+	if have_pg_server && command -v psql >/dev/null; then
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		die "PostgreSQL server programs or psql are missing; install the Debian package 'postgresql' (sudo apt-get install postgresql) and run again"
+	fi
+	say "installing Debian package 'postgresql' with apt-get"
+	# Do not let the package create and start its own cluster on port 5432.
+	mkdir -p /etc/postgresql-common
+	if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+		echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.conf
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || die "apt-get update failed"
+	apt-get install -y -qq postgresql postgresql-client >/dev/null || die "apt-get install postgresql failed"
+	have_pg_server || die "installed 'postgresql' but still cannot find initdb/pg_ctl/postgres"
+}
+
+ensure_go() {
+	command -v go >/dev/null || die "Go is not on PATH; install Go 1.26 or newer (https://go.dev/dl/)"
+}
+
+# go_modules lists the workspace's module directories.
+go_modules() {
+	(cd "$REPO" && go list -m -f '{{.Dir}}')
+}
+
+# build_tool NAME builds tools/NAME into bin/NAME (cached by go build).
+build_tool() {
+	local name="$1" cgo=1
+	case " $PURE_TOOLS " in *" $name "*) cgo=0 ;; esac
+	(cd "$REPO/tools/$name" && CGO_ENABLED=$cgo go build -o "$BIN/$name" .) || die "build of tools/$name failed"
+}

@@ -1,0 +1,116 @@
+// Command-line parsing and exit codes of tpchgen.
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // generation or I/O failed
+	exitUsage = 2 // bad command line
+)
+
+// usageError is a problem with the command line; it exits 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// cli is the command-line grammar.
+type cli struct {
+	Gen     genCmd     `cmd:"" default:"withargs" help:"Generate table data (the default command)."`
+	DDL     ddlCmd     `cmd:"" name:"ddl" help:"Print the PostgreSQL schema."`
+	Queries queriesCmd `cmd:"" help:"Print the 22 TPC-H queries for PostgreSQL."`
+	Count   countCmd   `cmd:"" help:"Print each table's row count at a scale factor."`
+}
+
+// env is what commands write to.
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// exitPanic carries kong's exit request (after --help) out of Parse.
+type exitPanic struct{ code int }
+
+const description = `Generate TPC-H data byte-identical to dbgen 2.14.0.
+
+Without a command, tpchgen generates data: "tpchgen --sf 1 --table lineitem"
+writes lineitem.tbl's bytes to stdout; "tpchgen --sf 1 --out DIR" writes all
+tables (or --table) into DIR. See "tpchgen gen --help" for all flags.`
+
+// run parses args, runs the command and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	var c cli
+	parser, err := kong.New(&c,
+		kong.Name("tpchgen"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "tpchgen: %v\n", err)
+		return exitError
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			ep, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			code = ep.code
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "tpchgen: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
+	err = kctx.Run(e)
+	return report(err, stderr)
+}
+
+// report maps an error to an exit code, printing one line for it.
+func report(err error, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, syscall.EPIPE):
+		// The reader went away (tpchgen | head): not a failure.
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "tpchgen: %s\n", ue.msg)
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "tpchgen: interrupted")
+		return exitError
+	default:
+		fmt.Fprintf(stderr, "tpchgen: %s\n", oneLine(err.Error()))
+		return exitError
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

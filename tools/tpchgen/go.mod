@@ -1,0 +1,13 @@
+module github.com/qpkit/qpkit/tools/tpchgen
+
+go 1.26.0
+
+require (
+	github.com/alecthomas/kong v1.17.0
+	github.com/qpkit/qpkit/pkg v0.0.0
+	golang.org/x/term v0.48.0
+)
+
+require golang.org/x/sys v0.50.0 // indirect
+
+replace github.com/qpkit/qpkit/pkg => ../../pkg

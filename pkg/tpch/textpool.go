@@ -344,7 +344,18 @@ func loadTextPool() (*textPool, error) {
 			poolErr = err
 			return
 		}
+		cache := textPoolCache()
+		if cache != "" {
+			if p, err := readPoolFile(cache, g); err == nil {
+				poolVal = p
+				return
+			}
+		}
 		poolVal, poolErr = buildTextPool(g, runtime.GOMAXPROCS(0))
+		if poolErr == nil && cache != "" {
+			// A cache that cannot be written only costs later processes time.
+			_ = writePoolFile(cache, poolVal)
+		}
 	})
 	return poolVal, poolErr
 }

@@ -79,6 +79,9 @@ func StartCluster(opts Options) (*Cluster, error) {
 	if acct.cred != nil {
 		root = "/tmp"
 	}
+	if d := os.Getenv("PGTEST_DIR"); d != "" {
+		root = d // e.g. /dev/shm for benchmarks that must not wait on a disk
+	}
 	base, err := os.MkdirTemp(root, "pgtest-")
 	if err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)

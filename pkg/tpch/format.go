@@ -137,13 +137,17 @@ func (r *rowBuf) strS(s string) {
 	r.b = append(r.b, r.sep)
 }
 
+// copySpecial marks the bytes COPY text must escape; one table load per
+// byte is measurably cheaper than four comparisons on the comment fields.
+var copySpecial = [256]bool{'\\': true, '\t': true, '\n': true, '\r': true}
+
 // appendCopyText escapes backslash, tab, newline and carriage return the
 // way PostgreSQL's COPY text format expects. dbgen never produces them, so
 // the fast path is a plain append.
 func appendCopyText(b, s []byte) []byte {
 	clean := true
 	for _, c := range s {
-		if c == '\\' || c == '\t' || c == '\n' || c == '\r' {
+		if copySpecial[c] {
 			clean = false
 			break
 		}

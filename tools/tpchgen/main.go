@@ -13,6 +13,7 @@ func main() {
 	// Let a closed stdout pipe surface as EPIPE from Write, which run
 	// turns into a quiet exit, instead of killing the process.
 	signal.Ignore(syscall.SIGPIPE)
+	growPipe(os.Stdout)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

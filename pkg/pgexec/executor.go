@@ -1,0 +1,372 @@
+// The executor: validate, check out a connection, run the pipelined request, return the connection clean, serialize.
+
+package pgexec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Validator decides whether agent SQL may run; safesql.Validator implements
+// it. Validate returns nil when the text may run, else an error that Run
+// returns to its caller unchanged.
+type Validator interface {
+	Validate(sql string) error
+}
+
+// Options are the executor's limits. A zero field takes its default.
+type Options struct {
+	// MaxRows is the most rows a result holds (default 100). The executor
+	// asks the server for MaxRows+1 with the Execute message's row limit,
+	// so it learns about truncation without computing the rest.
+	MaxRows int
+	// MaxBytes caps the JSON document (default 32 KiB). Rows that would
+	// exceed it are left out and the result says truncated_by "bytes".
+	MaxBytes int
+	// MaxValueBytes is the largest single value accepted (default 1 MiB).
+	// A larger value fails the call with SQLSTATE 54000; see docs/pgexec.md.
+	MaxValueBytes int
+	// StatementTimeout is SET LOCAL statement_timeout inside the envelope
+	// (default 30 s, at least 1 ms).
+	StatementTimeout time.Duration
+}
+
+// Defaults for Options.
+const (
+	DefaultMaxRows          = 100
+	DefaultMaxBytes         = 32 << 10
+	DefaultMaxValueBytes    = 1 << 20
+	DefaultStatementTimeout = 30 * time.Second
+
+	maxMaxBytes = 256 << 20 // keeps row offsets within int32
+)
+
+// cancelGrace is how long a canceled call waits for the server to answer
+// the cancel request before the connection's read deadline ends it.
+const cancelGrace = time.Second
+
+func (o Options) withDefaults() (Options, error) {
+	if o.MaxRows == 0 {
+		o.MaxRows = DefaultMaxRows
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxValueBytes == 0 {
+		o.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if o.StatementTimeout == 0 {
+		o.StatementTimeout = DefaultStatementTimeout
+	}
+	switch {
+	case o.MaxRows < 0 || o.MaxRows >= 1<<31:
+		return o, fmt.Errorf("pgexec: MaxRows %d out of range", o.MaxRows)
+	case o.MaxBytes < 2*trailerRoom || o.MaxBytes > maxMaxBytes:
+		return o, fmt.Errorf("pgexec: MaxBytes %d out of range [%d, %d]", o.MaxBytes, 2*trailerRoom, maxMaxBytes)
+	case o.MaxValueBytes < 0 || o.MaxValueBytes > maxMaxBytes:
+		return o, fmt.Errorf("pgexec: MaxValueBytes %d out of range", o.MaxValueBytes)
+	case o.StatementTimeout < time.Millisecond || o.StatementTimeout.Milliseconds() > 1<<31-1:
+		return o, fmt.Errorf("pgexec: StatementTimeout %v out of range [1ms, 24.8 days]", o.StatementTimeout)
+	}
+	return o, nil
+}
+
+// Executor runs validated statements read-only. It is safe for concurrent
+// use; each call holds one pool connection while talking to the server.
+type Executor struct {
+	pool        *pgxpool.Pool
+	validator   Validator
+	opts        Options
+	env         envelope
+	baseMaxBody int // the connections' own message size limit, restored after each call
+	states      sync.Pool
+	destroyed   atomic.Int64
+}
+
+// Result is one call's outcome.
+type Result struct {
+	// JSON is dst with the document appended:
+	// {"columns":[{"name":"a","type":"int4"}],"rows":[[1]],"row_count":1,"truncated":false}
+	// plus "truncated_by":"rows"|"bytes" when truncated.
+	JSON        []byte
+	Columns     []Column
+	Rows        int
+	Truncated   bool
+	TruncatedBy string // "rows", "bytes" or ""
+	// Command is the statement's command tag ("SELECT 3", "SHOW"); empty
+	// when the row limit suspended the statement.
+	Command string
+	Timing  Timing
+}
+
+// Column describes a result column.
+type Column struct {
+	Name string
+	Type string // "int4", "text[]", or "oid:N" for types the serializer does not know
+	OID  uint32
+}
+
+// New returns an executor that runs statements v accepts on pool's
+// connections. Build the pool with NewPool (or ConfigurePool) for the
+// session defaults it relies on.
+func New(pool *pgxpool.Pool, v Validator, opts Options) (*Executor, error) {
+	if pool == nil || v == nil {
+		return nil, errors.New("pgexec: New needs a pool and a validator")
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return newExecutor(pool, v, opts, beginSQL, setTimeoutSQL(opts.StatementTimeout))
+}
+
+func newExecutor(pool *pgxpool.Pool, v Validator, opts Options, begin, setTimeout string) (*Executor, error) {
+	env, err := newEnvelope(begin, setTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("pgexec: encode envelope: %w", err)
+	}
+	e := &Executor{pool: pool, validator: v, opts: opts, env: env}
+	e.baseMaxBody = pool.Config().ConnConfig.MaxProtocolMessageBodyLen
+	if e.baseMaxBody == 0 {
+		e.baseMaxBody = 0x3fffffff - 1 // pgproto3's default: the server's own message limit
+	}
+	e.states.New = func() any { return new(callState) }
+	return e, nil
+}
+
+// DestroyedConns counts connections the executor closed instead of
+// returning to the pool (failed I/O, cancellation, a non-idle transaction
+// state or a statement that may leave session state behind).
+func (e *Executor) DestroyedConns() int64 { return e.destroyed.Load() }
+
+// callState is the reusable memory of one call.
+type callState struct {
+	pbuf  []byte
+	pvals [][]byte
+	x     exchange
+}
+
+// keepLimit: buffers larger than this are not kept for the next call.
+const keepLimit = 16 << 20
+
+func (e *Executor) putState(st *callState) {
+	if cap(st.pbuf) > keepLimit || cap(st.x.ser.scratch) > keepLimit || cap(st.x.ser.elem) > keepLimit {
+		return
+	}
+	st.x.doc = nil // the caller's buffer
+	st.pvals = st.pvals[:0]
+	st.pbuf = st.pbuf[:0]
+	e.states.Put(st)
+}
+
+// Run validates sql, runs it with params bound to $1..$n inside the
+// read-only envelope, and appends the result document to dst. Validator
+// errors come back unchanged; server errors, timeouts, cancellations and
+// limits as *QueryError; anything else means the connection failed.
+func (e *Executor) Run(ctx context.Context, sql string, params []any, dst []byte) (res Result, err error) {
+	res.JSON = dst
+	tStart := time.Now()
+	err = e.validator.Validate(sql)
+	defer func() { res.Timing.Total = time.Since(tStart) }()
+	if err != nil {
+		res.Timing.Parse = time.Since(tStart)
+		return res, err
+	}
+	st := e.states.Get().(*callState)
+	defer e.putState(st)
+	if strings.IndexByte(sql, 0) >= 0 {
+		// The Parse message ends the text at the first NUL; the server
+		// would run less than what was validated.
+		res.Timing.Parse = time.Since(tStart)
+		return res, errors.New("pgexec: statement text contains a NUL byte")
+	}
+	st.pbuf, st.pvals, err = encodeParams(params, st.pbuf, st.pvals)
+	tChecked := time.Now()
+	res.Timing.Parse = tChecked.Sub(tStart)
+	if err != nil {
+		return res, err
+	}
+	if err := ctx.Err(); err != nil {
+		return res, canceledError(err)
+	}
+
+	conn, err := e.acquire(ctx)
+	tConn := time.Now()
+	res.Timing.Pool = tConn.Sub(tChecked)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return res, canceledError(cerr)
+		}
+		return res, fmt.Errorf("pgexec: acquire connection: %w", err)
+	}
+
+	x := &st.x
+	x.reset(dst, e.opts.MaxRows, e.opts.MaxBytes, e.opts.MaxValueBytes)
+	ioErr, canceled, txn := e.exchange(ctx, conn, sql, st.pvals, x)
+	tDone := time.Now()
+	res.Timing.Txn = txn
+	res.Timing.DB = tDone.Sub(tConn) - txn - x.serTime
+	e.release(conn, ioErr == nil && !canceled && !x.outsideTx && x.rbErr == nil && cleanTag(x))
+
+	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
+		return res, err
+	}
+	res.Columns = make([]Column, len(x.cols))
+	for i, c := range x.cols {
+		res.Columns[i] = Column{Name: string(x.names[c.nameOff : c.nameOff+c.nameLen]), Type: c.typ.name, OID: c.oid}
+	}
+	if len(x.tag) > 0 {
+		res.Command = string(x.tag)
+	}
+	if x.by == "" && x.received > x.written {
+		x.by = "rows" // defensive; addRow sets it
+	}
+	x.finish()
+	res.JSON, res.Rows, res.TruncatedBy, res.Truncated = x.doc, x.written, x.by, x.by != ""
+	res.Timing.Serialize = x.serTime + time.Since(tDone)
+	return res, nil
+}
+
+// acquire checks out a connection that is idle outside any transaction.
+// pgxpool already destroys connections released in another state; this
+// check makes the envelope independent of how the pool was used before.
+func (e *Executor) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	for range 3 {
+		conn, err := e.pool.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		pc := conn.Conn().PgConn()
+		if pc.TxStatus() == 'I' && !pc.IsBusy() && !pc.IsClosed() {
+			return conn, nil
+		}
+		e.release(conn, false)
+	}
+	return nil, errors.New("pgexec: pool keeps returning connections inside a transaction")
+}
+
+// exchange sends the request in one write and reads every reply. It
+// returns the connection error (if any), whether ctx's cancellation fired
+// during the call, and the envelope's client-side cost.
+func (e *Executor) exchange(ctx context.Context, conn *pgxpool.Conn, sql string, params [][]byte, x *exchange) (error, bool, time.Duration) {
+	pc := conn.Conn().PgConn()
+	fe := pc.Frontend()
+
+	// Cancellation: ask the server to cancel the running statement (its
+	// error then arrives like any other and the reply is read to the end),
+	// and bound the wait with a read deadline in case it does not answer.
+	// A connection whose call saw a cancellation is never reused: a late
+	// cancel request could hit the next statement.
+	var fired atomic.Bool
+	stop := func() bool { return true }
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() {
+			fired.Store(true)
+			cctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+			_ = pc.CancelRequest(cctx)
+			cancel()
+			_ = pc.Conn().SetDeadline(time.Now().Add(cancelGrace))
+		})
+	}
+
+	txn := sendRequest(fe, &e.env, sql, params, x.maxRows)
+	err := fe.Flush()
+	if err == nil {
+		err = x.readReplies(pc, fe, e.baseMaxBody)
+	}
+	if !stop() {
+		return err, true, txn
+	}
+	return err, fired.Load(), txn
+}
+
+// cleanTag reports whether the statement can have left nothing behind
+// that outlives ROLLBACK. Statements that ran and are not SELECT-like (for
+// example PREPARE, LOAD, or a COMMIT that ended the envelope early) cost
+// their connection, whatever the validator thought of them.
+func cleanTag(x *exchange) bool {
+	if x.suspended || len(x.tag) == 0 {
+		return true
+	}
+	word := x.tag
+	if i := bytes.IndexByte(word, ' '); i >= 0 {
+		word = word[:i]
+	}
+	switch string(word) {
+	case "SELECT", "SHOW", "EXPLAIN", "SET", "RESET":
+		return true
+	}
+	return false
+}
+
+// release returns conn to the pool only when it is idle outside a
+// transaction and clean; otherwise it closes it, and pgxpool destroys a
+// closed connection on Release.
+func (e *Executor) release(conn *pgxpool.Conn, clean bool) {
+	pc := conn.Conn().PgConn()
+	if !clean || pc.TxStatus() != 'I' || pc.IsBusy() || pc.IsClosed() {
+		e.destroyed.Add(1)
+		ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+		_ = conn.Conn().Close(ctx)
+		cancel()
+	}
+	conn.Release()
+}
+
+// callError turns what the exchange saw into the call's error.
+func (e *Executor) callError(ctx context.Context, ioErr error, canceled bool, x *exchange) error {
+	if canceled && (ioErr != nil || x.err != nil) {
+		cause := ctx.Err()
+		if cause == nil {
+			cause = context.Canceled
+		}
+		return canceledError(cause)
+	}
+	if ioErr != nil {
+		var big *pgproto3.ExceededMaxBodyLenErr
+		if errors.As(ioErr, &big) {
+			return &QueryError{
+				SQLState: codeLimitExceeded,
+				Message:  fmt.Sprintf("a row of %d bytes exceeds the limit of %d bytes per value", big.ActualBodyLen, e.opts.MaxValueBytes),
+				Hint:     "select a part of large values (left(), substring(), length()) instead of the whole value",
+				Stage:    StageFetch,
+				err:      ioErr,
+			}
+		}
+		var pe *pgconn.PgError
+		if errors.As(ioErr, &pe) {
+			return fromPgError(pe, StageQuery)
+		}
+		return fmt.Errorf("pgexec: connection failed: %w", ioErr)
+	}
+	if x.err != nil {
+		if x.errStage < stQuery {
+			return fromPgError(x.err, StageEnvelope)
+		}
+		qe := fromPgError(x.err, StageQuery)
+		if qe.SQLState == codeQueryCanceled {
+			// Only the envelope's statement_timeout cancels a statement
+			// here: client cancellations are handled above.
+			qe.TimedOut = true
+			qe.Message = "statement timed out after " + e.opts.StatementTimeout.String()
+		}
+		return qe
+	}
+	if x.outsideTx {
+		return errors.New("pgexec: the connection was already inside a transaction; result discarded")
+	}
+	if x.limitErr != nil {
+		return x.limitErr
+	}
+	return nil
+}

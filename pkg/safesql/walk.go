@@ -1,0 +1,248 @@
+// Tree walk: visits every message of a parse tree and applies the allowlists.
+
+package safesql
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// nodeInfo is what the walker knows about one message type.
+type nodeInfo struct {
+	name    string // short name, e.g. "SelectStmt"
+	allowed bool
+	loc     protoreflect.FieldDescriptor // the "location" field, or nil
+	// oneof is set for a message that is a single oneof whose members
+	// are all messages (Node): only the set member needs a look.
+	oneof protoreflect.OneofDescriptor
+	// msgFields are the message-typed fields (single, repeated or map);
+	// scalar fields hold no nodes and need no visit.
+	msgFields []protoreflect.FieldDescriptor
+}
+
+// nodeInfos covers every message type of pg_query's protobuf file, keyed
+// by descriptor. A descriptor missing from it (impossible with one
+// generated file, but cheap to guard) is refused like a disallowed type.
+var nodeInfos = func() map[protoreflect.MessageDescriptor]*nodeInfo {
+	m := make(map[protoreflect.MessageDescriptor]*nodeInfo)
+	msgs := pg_query.File_pg_query_proto.Messages()
+	for i := 0; i < msgs.Len(); i++ {
+		md := msgs.Get(i)
+		name := string(md.Name())
+		info := &nodeInfo{name: name, allowed: allowedNodes[name]}
+		if fd := md.Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
+			info.loc = fd
+		}
+		fields := md.Fields()
+		for j := 0; j < fields.Len(); j++ {
+			if fd := fields.Get(j); fd.Message() != nil {
+				info.msgFields = append(info.msgFields, fd)
+			}
+		}
+		if md.Oneofs().Len() == 1 && md.Oneofs().Get(0).Fields().Len() == fields.Len() &&
+			len(info.msgFields) == fields.Len() {
+			info.oneof = md.Oneofs().Get(0)
+		}
+		m[md] = info
+	}
+	return m
+}()
+
+// walker carries the state of one walk. The walk is generic over
+// protobuf reflection: it visits every populated field, every element of
+// every repeated field, and the set member of every oneof, so no nested
+// list can be skipped. Type-specific checks run on top of that.
+type walker struct {
+	v        *Validator
+	depth    int
+	maxDepth int
+	err      *Refusal
+}
+
+// visit checks m and everything below it. ctx is the nearest enclosing
+// message type other than the Node and List wrappers; pos is the nearest
+// known byte offset.
+func (w *walker) visit(m protoreflect.Message, ctx string, pos int) *Refusal {
+	info := nodeInfos[m.Descriptor()]
+	if info == nil {
+		return refuse(pos, string(m.Descriptor().Name()), string(m.Descriptor().Name())+" is not allowed")
+	}
+	if info.loc != nil {
+		if l := int(m.Get(info.loc).Int()); l >= 0 {
+			pos = l
+		}
+	}
+	if !info.allowed {
+		reason, ok := refusedReasons[info.name]
+		if !ok {
+			reason = info.name + " is not allowed"
+		}
+		return refuse(pos, info.name, reason)
+	}
+	w.depth++
+	if w.depth > w.maxDepth {
+		return refuse(pos, "nesting depth", "the statement's parse tree is nested deeper than the limit")
+	}
+	if r := w.check(m, ctx, pos); r != nil {
+		return r
+	}
+	if info.name != "Node" && info.name != "List" {
+		ctx = info.name
+	}
+	r := w.visitFields(m, info, ctx, pos)
+	w.depth--
+	return r
+}
+
+// visitFields visits every populated message-typed field of m. A Node
+// is a oneof wrapper, so only its set member is looked at; other messages
+// have their fields tried in turn (cheaper than Range, which allocates a
+// closure per message).
+func (w *walker) visitFields(m protoreflect.Message, info *nodeInfo, ctx string, pos int) *Refusal {
+	if info.oneof != nil {
+		if fd := m.WhichOneof(info.oneof); fd != nil {
+			return w.visitField(m, fd, ctx, pos)
+		}
+		return nil
+	}
+	for _, fd := range info.msgFields {
+		if !m.Has(fd) {
+			continue
+		}
+		if r := w.visitField(m, fd, ctx, pos); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+func (w *walker) visitField(m protoreflect.Message, fd protoreflect.FieldDescriptor, ctx string, pos int) *Refusal {
+	switch {
+	case fd.IsMap():
+		return refuse(pos, string(fd.Name()), "map field "+string(fd.Name())+" is not known to the walker")
+	case fd.IsList():
+		l := m.Get(fd).List()
+		for i := 0; i < l.Len(); i++ {
+			if r := w.visit(l.Get(i).Message(), ctx, pos); r != nil {
+				return r
+			}
+		}
+		return nil
+	default:
+		return w.visit(m.Get(fd).Message(), ctx, pos)
+	}
+}
+
+// check applies the type-specific rules to an allowed message.
+func (w *walker) check(m protoreflect.Message, ctx string, pos int) *Refusal {
+	switch n := m.Interface().(type) {
+	case *pg_query.FuncCall:
+		return w.v.checkFunc(n.Funcname, pos)
+	case *pg_query.A_Expr:
+		if len(n.Name) > 1 {
+			schema := n.Name[0].GetString_().GetSval()
+			if schema != "pg_catalog" {
+				return refuse(pos, "OPERATOR("+qualified(n.Name)+")",
+					"operator "+qualified(n.Name)+" is not allowed (only built-in operators, unqualified or in pg_catalog)")
+			}
+		}
+	case *pg_query.TypeName:
+		if len(n.Names) > 1 && n.Names[0].GetString_().GetSval() != "pg_catalog" {
+			return refuse(pos, qualified(n.Names), "type "+qualified(n.Names)+
+				" is not allowed (a schema-qualified type outside pg_catalog may run user code in its input function)")
+		}
+		if n.PctType {
+			return refuse(pos, "%TYPE", "%TYPE type references are not allowed")
+		}
+	case *pg_query.DefElem:
+		if ctx != "ExplainStmt" {
+			return refuse(pos, "DefElem", "option "+n.Defname+" is not allowed here")
+		}
+	case *pg_query.ExplainStmt:
+		return w.v.checkExplain(n)
+	case *pg_query.RangeTableSample:
+		if len(n.Method) > 2 || (len(n.Method) == 2 && n.Method[0].GetString_().GetSval() != "pg_catalog") ||
+			!tablesampleMethods[n.Method[len(n.Method)-1].GetString_().GetSval()] {
+			return refuse(pos, "TABLESAMPLE "+qualified(n.Method),
+				"TABLESAMPLE method "+qualified(n.Method)+" is not allowed (only bernoulli and system)")
+		}
+	}
+	return nil
+}
+
+// checkFunc refuses a call unless its name, as the parser resolved it
+// (case-folded, quotes and Unicode escapes removed), is allowed.
+func (v *Validator) checkFunc(name []*pg_query.Node, pos int) *Refusal {
+	q := qualified(name)
+	allowed := false
+	switch len(name) {
+	case 1:
+		fn := name[0].GetString_().GetSval()
+		allowed = builtinFunctions[fn] || v.extraFuncs[fn]
+	case 2:
+		schema, fn := name[0].GetString_().GetSval(), name[1].GetString_().GetSval()
+		if schema == "pg_catalog" {
+			allowed = builtinFunctions[fn] || v.extraFuncs[q]
+		} else {
+			allowed = v.extraFuncs[q]
+		}
+	}
+	if !allowed {
+		return refuse(pos, q, "function "+q+" is not allowed (not on the allowlist of side-effect-free functions)")
+	}
+	return nil
+}
+
+// checkExplain enforces the EXPLAIN options: known names only, and
+// ANALYZE (which executes the statement) only when the operator allows it.
+func (v *Validator) checkExplain(n *pg_query.ExplainStmt) *Refusal {
+	for _, o := range n.Options {
+		d := o.GetDefElem()
+		if d == nil {
+			continue // the walk refuses the non-DefElem node
+		}
+		if !explainOptions[d.Defname] {
+			return refuse(int(d.Location), "EXPLAIN "+d.Defname, "EXPLAIN option "+d.Defname+" is not allowed")
+		}
+		if d.Defname == "analyze" && !v.opts.AllowExplainAnalyze && !isFalse(d.Arg) {
+			return refuse(int(d.Location), "EXPLAIN ANALYZE",
+				"EXPLAIN ANALYZE executes the statement and is not enabled on this server; use EXPLAIN without ANALYZE")
+		}
+	}
+	return nil
+}
+
+// isFalse reports whether an option argument is an explicit false, as
+// PostgreSQL's defGetBoolean reads it. A missing argument means true.
+func isFalse(arg *pg_query.Node) bool {
+	if arg == nil {
+		return false
+	}
+	switch a := arg.Node.(type) {
+	case *pg_query.Node_Boolean:
+		return !a.Boolean.Boolval
+	case *pg_query.Node_Integer:
+		return a.Integer.Ival == 0
+	case *pg_query.Node_String_:
+		switch strings.ToLower(a.String_.Sval) {
+		case "false", "off", "f", "fa", "fal", "fals", "of", "n", "no", "0":
+			return true
+		}
+	}
+	return false
+}
+
+// qualified joins a name list with dots: ["pg_catalog", "pg_sleep"]
+// becomes "pg_catalog.pg_sleep".
+func qualified(names []*pg_query.Node) string {
+	if len(names) == 1 {
+		return names[0].GetString_().GetSval()
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n.GetString_().GetSval()
+	}
+	return strings.Join(parts, ".")
+}

@@ -1,4 +1,4 @@
-// Fuzzing: the validator never panics, and what it accepts passes an independent re-check.
+// Fuzzing: the validator never panics, its two walks agree, and what it accepts passes an independent re-check.
 
 package safesql
 
@@ -9,9 +9,11 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// FuzzValidate checks that Validate never panics and that every accepted
-// statement, re-parsed and re-walked by recheck (a separate, simpler
-// walk), contains only allowed node types and allowed functions.
+// FuzzValidate checks that Validate never panics, that the JSON walk
+// (checkJSON, used by Validate) and the protobuf walk (checkProto) agree,
+// and that every accepted statement, re-parsed and re-walked by recheck
+// (a separate, simpler walk), contains only allowed node types and
+// allowed functions.
 func FuzzValidate(f *testing.F) {
 	for _, e := range readCorpus(f) {
 		// Huge seeds (the too-long and too-deep cases) only slow the
@@ -26,6 +28,13 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, sql string) {
 		kind, r := v.Check(sql)
+		// The JSON walk and the protobuf walk must give the same verdict,
+		// and for a refusal the same reason, construct and position.
+		pk, pr := v.checkProto(sql)
+		jk, jr := v.checkJSON(sql)
+		if pk != jk || (pr == nil) != (jr == nil) || pr != nil && *pr != *jr {
+			t.Fatalf("%q: protobuf walk %q %v, JSON walk %q %v", sql, pk, pr, jk, jr)
+		}
 		if r != nil {
 			if r.Reason == "" || r.Position < -1 || r.Position >= len(sql) && len(sql) > 0 {
 				t.Fatalf("bad refusal %+v for %q", r, sql)

@@ -206,21 +206,30 @@ func (w *walker) check(m protoreflect.Message, ctx string, pos int) *Refusal {
 // checkFunc refuses a call unless its name, as the parser resolved it
 // (case-folded, quotes and Unicode escapes removed), is allowed.
 func (v *Validator) checkFunc(name []*pg_query.Node, pos int) *Refusal {
-	q := qualified(name)
+	parts := make([]string, len(name))
+	for i, n := range name {
+		parts[i] = n.GetString_().GetSval()
+	}
+	return v.checkFuncName(parts, pos)
+}
+
+// checkFuncName is checkFunc on the name parts as strings; both walks use it.
+func (v *Validator) checkFuncName(name []string, pos int) *Refusal {
 	allowed := false
 	switch len(name) {
 	case 1:
-		fn := name[0].GetString_().GetSval()
+		fn := name[0]
 		allowed = builtinFunctions[fn] || v.extraFuncs[fn]
 	case 2:
-		schema, fn := name[0].GetString_().GetSval(), name[1].GetString_().GetSval()
+		schema, fn := name[0], name[1]
 		if schema == "pg_catalog" {
-			allowed = builtinFunctions[fn] || v.extraFuncs[q]
+			allowed = builtinFunctions[fn] || v.extraFuncs[schema+"."+fn]
 		} else {
-			allowed = v.extraFuncs[q]
+			allowed = v.extraFuncs[schema+"."+fn]
 		}
 	}
 	if !allowed {
+		q := strings.Join(name, ".")
 		return refuse(pos, q, "function "+q+" is not allowed (not on the allowlist of side-effect-free functions)")
 	}
 	return nil
@@ -257,10 +266,16 @@ func isFalse(arg *pg_query.Node) bool {
 	case *pg_query.Node_Integer:
 		return a.Integer.Ival == 0
 	case *pg_query.Node_String_:
-		switch strings.ToLower(a.String_.Sval) {
-		case "false", "off", "f", "fa", "fal", "fals", "of", "n", "no", "0":
-			return true
-		}
+		return isFalseWord(a.String_.Sval)
+	}
+	return false
+}
+
+// isFalseWord reports whether a string option argument means false.
+func isFalseWord(s string) bool {
+	switch strings.ToLower(s) {
+	case "false", "off", "f", "fa", "fal", "fals", "of", "n", "no", "0":
+		return true
 	}
 	return false
 }

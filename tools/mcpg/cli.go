@@ -18,6 +18,7 @@ const (
 	exitOK      = 0
 	exitRefused = 1 // check: at least one statement was refused
 	exitUsage   = 2 // bad command line or unreadable input
+	exitFailure = 3 // serve: cannot connect, or the transport failed
 )
 
 // usageError is a problem with the command line or the input; it exits 2.
@@ -29,11 +30,18 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
+// failure is a runtime failure of serve; it exits 3.
+type failure struct{ err error }
+
+func (e *failure) Error() string { return e.err.Error() }
+func (e *failure) Unwrap() error { return e.err }
+
 // errRefused reports that check refused something; its records say what.
 var errRefused = errors.New("refused")
 
-// cli is the command-line grammar; "serve" joins "check" later.
+// cli is the command-line grammar.
 type cli struct {
+	Serve serveCmd `cmd:"" help:"Serve the read-only PostgreSQL MCP tools on stdin/stdout (logs on stderr)."`
 	Check checkCmd `cmd:"" help:"Check SQL statements against the read-only validator, one JSON line each."`
 }
 
@@ -50,8 +58,9 @@ type exitPanic struct{ code int }
 
 const description = `PostgreSQL MCP server tools.
 
-Exit codes: 0 all statements allowed, 1 a statement was refused,
-2 usage error or unreadable input.`
+Exit codes: 0 success (check: all statements allowed; serve: stdin closed),
+1 check refused a statement, 2 usage error or unreadable input,
+3 serve could not connect or its transport failed.`
 
 // run parses args, runs the command and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
@@ -87,6 +96,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // report maps an error to an exit code, printing one line for it.
 func report(err error, stderr io.Writer) int {
 	var ue *usageError
+	var fe *failure
 	switch {
 	case err == nil:
 		return exitOK
@@ -94,6 +104,9 @@ func report(err error, stderr io.Writer) int {
 		return exitRefused
 	case errors.Is(err, syscall.EPIPE):
 		return exitOK // the reader went away (mcpg check | head)
+	case errors.As(err, &fe):
+		fmt.Fprintf(stderr, "mcpg: %s\n", oneLine(fe.Error()))
+		return exitFailure
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "mcpg: %s\n", ue.msg)
 		return exitUsage

@@ -1,6 +1,7 @@
-// Command mcpg is the PostgreSQL MCP server's command line. Today it has
-// one command, "mcpg check", which says whether SQL statements would be
-// accepted by the server's read-only validator (pkg/safesql).
+// Command mcpg is the PostgreSQL MCP server's command line: "mcpg serve"
+// serves the read-only tools of pkg/mcpserver on stdio, and "mcpg check"
+// says whether SQL statements would be accepted by the server's read-only
+// validator (pkg/safesql).
 package main
 
 import (

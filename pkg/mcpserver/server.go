@@ -1,0 +1,160 @@
+// Package mcpserver is mcpg's MCP server: four read-only tools (run_select,
+// list_schemas, list_tables, describe_table) over a PostgreSQL pool, every
+// statement going through the safesql validator and the pgexec executor.
+//
+// New builds an *server.MCPServer from github.com/mark3labs/mcp-go; serve
+// it on stdio with server.NewStdioServer(s).Listen, or talk to it in-process
+// with client.NewInProcessClient(s) in tests.
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/qpkit/qpkit/pkg/pgexec"
+	"github.com/qpkit/qpkit/pkg/safesql"
+)
+
+// Config is every setting of the server with its default. Zero values take
+// the defaults.
+type Config struct {
+	// Pool is the connection pool; required. The caller owns it and closes
+	// it after the server is done (pgexec.NewPool sets the read-only
+	// session defaults).
+	Pool *pgxpool.Pool
+	// StatementTimeout bounds each statement; default 30 s.
+	StatementTimeout time.Duration
+	// MaxRows is the most rows run_select returns; default 100. A call's
+	// max_rows may lower it, never raise it.
+	MaxRows int
+	// MaxBytes bounds each result document; default 32768.
+	MaxBytes int
+	// AllowFunctions adds functions to the validator's allowlist.
+	AllowFunctions []string
+	// AllowExplainAnalyze lets EXPLAIN ANALYZE through the validator.
+	AllowExplainAnalyze bool
+	// Logger receives one record per tool call; nil discards them. It must
+	// not write to the protocol stream (stdout under stdio).
+	Logger *slog.Logger
+	// Version is reported to clients at initialize; default "dev".
+	Version string
+}
+
+// Limits of Check.
+const (
+	maxMaxRows  = 100000
+	minMaxBytes = 1024
+	maxMaxBytes = 256 << 20
+)
+
+// Check fills in defaults and refuses out-of-range settings; it needs no
+// pool, so a command line can be checked before connecting.
+func (c *Config) Check() error {
+	if c.StatementTimeout == 0 {
+		c.StatementTimeout = pgexec.DefaultStatementTimeout
+	}
+	if c.MaxRows == 0 {
+		c.MaxRows = pgexec.DefaultMaxRows
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = pgexec.DefaultMaxBytes
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	switch {
+	case c.StatementTimeout < time.Millisecond || c.StatementTimeout.Milliseconds() > 1<<31-1:
+		return fmt.Errorf("statement timeout %v is out of range 1ms..2147483647ms", c.StatementTimeout)
+	case c.MaxRows < 1 || c.MaxRows > maxMaxRows:
+		return fmt.Errorf("max rows %d is out of range 1..%d", c.MaxRows, maxMaxRows)
+	case c.MaxBytes < minMaxBytes || c.MaxBytes > maxMaxBytes:
+		return fmt.Errorf("max bytes %d is out of range %d..%d", c.MaxBytes, minMaxBytes, maxMaxBytes)
+	}
+	if _, err := c.validator(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *Config) validator() (*safesql.Validator, error) {
+	return safesql.New(safesql.Options{
+		AllowExplainAnalyze: c.AllowExplainAnalyze,
+		AllowFunctions:      c.AllowFunctions,
+	})
+}
+
+// handler holds what the tools share.
+type handler struct {
+	cfg       Config
+	validator *safesql.Validator
+	log       *slog.Logger
+	catalog   *pgexec.Executor // the catalog tools' executor
+
+	mu  sync.Mutex
+	run map[int]*pgexec.Executor // run_select's executors by row limit
+}
+
+// catalogMaxRows bounds the catalog tools' listings.
+const catalogMaxRows = 1000
+
+// New checks cfg and returns the MCP server with its tools registered.
+func New(cfg Config) (*server.MCPServer, error) {
+	if cfg.Pool == nil {
+		return nil, errors.New("mcpserver: Config.Pool is required")
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	v, err := cfg.validator()
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	h := &handler{cfg: cfg, validator: v, log: cfg.Logger, run: map[int]*pgexec.Executor{}}
+	if h.log == nil {
+		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	// The catalog listings may be longer than a query result, not larger.
+	h.catalog, err = pgexec.New(cfg.Pool, v, pgexec.Options{
+		MaxRows:          catalogMaxRows,
+		MaxBytes:         max(cfg.MaxBytes, 256<<10),
+		StatementTimeout: cfg.StatementTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	if _, err := h.executor(cfg.MaxRows); err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	s := server.NewMCPServer("mcpg", cfg.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions("Read-only PostgreSQL. Explore with list_schemas, list_tables, describe_table; query with run_select."),
+	)
+	h.register(s)
+	return s, nil
+}
+
+// executor returns run_select's executor for a row limit, building it on
+// first use (at most MaxRows of them exist).
+func (h *handler) executor(maxRows int) (*pgexec.Executor, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ex, ok := h.run[maxRows]; ok {
+		return ex, nil
+	}
+	ex, err := pgexec.New(h.cfg.Pool, h.validator, pgexec.Options{
+		MaxRows:          maxRows,
+		MaxBytes:         h.cfg.MaxBytes,
+		StatementTimeout: h.cfg.StatementTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.run[maxRows] = ex
+	return ex, nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// TestMain lets the test binary act as mcpg in a child process (for the
+// stdio test), and otherwise runs the tests with a throwaway PostgreSQL.
+func TestMain(m *testing.M) {
+	if os.Getenv("MCPG_TEST_AS_MAIN") == "1" {
+		main()
+	}
+	pgtest.Main(m)
+}
+
+func TestServeHelpShowsDefaults(t *testing.T) {
+	code, out, _ := call(t, "", "serve", "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{
+		"--database-url=URL", "$MCPG_DATABASE_URL",
+		"--statement-timeout-ms=30000", "$MCPG_STATEMENT_TIMEOUT_MS",
+		"--max-rows=100", "$MCPG_MAX_ROWS",
+		"--max-bytes=32768", "$MCPG_MAX_BYTES",
+		"--pool-size=4", "$MCPG_POOL_SIZE",
+		"--allow-function=NAME", "--allow-explain-analyze",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve --help lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	t.Setenv("MCPG_DATABASE_URL", "")
+	os.Unsetenv("MCPG_DATABASE_URL")
+	if code, _, errOut := call(t, "", "serve"); code != exitUsage || !strings.Contains(errOut, "--database-url") {
+		t.Errorf("no URL: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://x/y", "--max-rows", "0"); code != exitUsage || !strings.Contains(errOut, "--max-rows") {
+		t.Errorf("max-rows 0: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://127.0.0.1:1/none?connect_timeout=2"); code != exitFailure || !strings.Contains(errOut, "connect") {
+		t.Errorf("unreachable database: exit %d, %q", code, errOut)
+	}
+}
+
+// TestServeStdio runs the test binary as "mcpg serve" and talks MCP to it
+// over its stdin and stdout.
+func TestServeStdio(t *testing.T) {
+	db := pgtest.Shared(t)
+	c, err := client.NewStdioMCPClient(os.Args[0],
+		[]string{"MCPG_TEST_AS_MAIN=1", "MCPG_DATABASE_URL=" + db.URL(), "MCPG_MAX_ROWS=3"}, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
+	info, err := c.Initialize(ctx, init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.ServerInfo.Name != "mcpg" {
+		t.Errorf("server name %q", info.ServerInfo.Name)
+	}
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 4 {
+		t.Errorf("%d tools, want 4", len(tools.Tools))
+	}
+	var req mcp.CallToolRequest
+	req.Params.Name = "run_select"
+	req.Params.Arguments = map[string]any{"sql": "SELECT g FROM generate_series(1, $1::int) g", "params": []any{10}}
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	var d struct {
+		Rows      [][]int `json:"rows"`
+		Truncated bool    `json:"truncated"`
+	}
+	if err := json.Unmarshal([]byte(text), &d); err != nil {
+		t.Fatalf("%v: %s", err, text)
+	}
+	if len(d.Rows) != 3 || !d.Truncated || d.Rows[2][0] != 3 {
+		t.Errorf("MCPG_MAX_ROWS=3: got %s", text)
+	}
+	// Closing stdin ends the server cleanly (exit 0).
+	if err := c.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}

@@ -117,11 +117,12 @@ func truncNote(b *strings.Builder, truncated bool) {
 	}
 }
 
-func (h *handler) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handler) listSchemas(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error) {
 	rows, truncated, err := h.query(ctx, listSchemasSQL)
 	if err != nil {
-		return errorResult(err), nil
+		return o.fail(err), nil
 	}
+	o.rows = len(rows)
 	var b strings.Builder
 	for _, r := range rows {
 		b.WriteString(str(r[0]) + comment(r[1]) + "\n")
@@ -133,7 +134,7 @@ func (h *handler) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mc
 	return mcp.NewToolResultText(b.String()), nil
 }
 
-func (h *handler) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handler) listTables(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error) {
 	var schema, pattern any
 	if s := req.GetString("schema", ""); s != "" {
 		schema = s
@@ -143,8 +144,9 @@ func (h *handler) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	rows, truncated, err := h.query(ctx, listTablesSQL, schema, pattern)
 	if err != nil {
-		return errorResult(err), nil
+		return o.fail(err), nil
 	}
+	o.rows = len(rows)
 	var b strings.Builder
 	b.WriteString("# name kind est_rows -- comment\n")
 	for _, r := range rows {
@@ -158,31 +160,32 @@ func (h *handler) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	return mcp.NewToolResultText(b.String()), nil
 }
 
-func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error) {
 	name, err := req.RequireString("name")
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return o.bad(err.Error()), nil
 	}
 	rel, _, err := h.query(ctx, describeRelSQL, name)
 	if err != nil {
-		return errorResult(err), nil
+		return o.fail(err), nil
 	}
 	if len(rel) == 0 {
-		return mcp.NewToolResultError(fmt.Sprintf("relation %q does not exist", name)), nil
+		return o.bad(fmt.Sprintf("relation %q does not exist", name)), nil
 	}
 	cols, _, err := h.query(ctx, describeColumnsSQL, name)
 	if err != nil {
-		return errorResult(err), nil
+		return o.fail(err), nil
 	}
 	cons, _, err := h.query(ctx, describeConstraintsSQL, name)
 	if err != nil {
-		return errorResult(err), nil
+		return o.fail(err), nil
 	}
 	idx, _, err := h.query(ctx, describeIndexesSQL, name)
 	if err != nil {
-		return errorResult(err), nil
+		return o.fail(err), nil
 	}
 
+	o.rows = len(cols)
 	kind := kindNames[str(rel[0][1])]
 	var b strings.Builder
 	fmt.Fprintf(&b, "-- %s, ~%s rows%s\n", kind, estimate(rel[0][2]), comment(rel[0][3]))

@@ -1,10 +1,14 @@
-// Package mcpserver is mcpg's MCP server: four read-only tools (run_select,
-// list_schemas, list_tables, describe_table) over a PostgreSQL pool, every
-// statement going through the safesql validator and the pgexec executor.
+// Package mcpserver is mcpg's MCP server: five read-only tools (run_select,
+// explain_query, list_schemas, list_tables, describe_table) over a
+// PostgreSQL pool, every statement going through the safesql validator and
+// the pgexec executor, with an optional per-session rate limit, audit log
+// (Auditor) and Prometheus metrics (Metrics).
 //
 // New builds an *server.MCPServer from github.com/mark3labs/mcp-go; serve
-// it on stdio with server.NewStdioServer(s).Listen, or talk to it in-process
-// with client.NewInProcessClient(s) in tests.
+// it on stdio with server.NewStdioServer(s).Listen, on streamable HTTP with
+// NewHTTPHandler (bearer token, Origin check), or talk to it in-process
+// with client.NewInProcessClient(s) in tests. CheckRole tells whether the
+// pool's role is more powerful than it should be. See docs/mcpg.md.
 package mcpserver
 
 import (
@@ -12,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -37,11 +42,21 @@ type Config struct {
 	MaxBytes int
 	// AllowFunctions adds functions to the validator's allowlist.
 	AllowFunctions []string
-	// AllowExplainAnalyze lets EXPLAIN ANALYZE through the validator.
+	// AllowExplainAnalyze lets EXPLAIN ANALYZE through the validator and
+	// explain_query's analyze argument.
 	AllowExplainAnalyze bool
 	// Logger receives one record per tool call; nil discards them. It must
 	// not write to the protocol stream (stdout under stdio).
 	Logger *slog.Logger
+	// RateLimit is the calls per second each MCP session may make (a token
+	// bucket with burst max(1, RateLimit)); 0, the default, is no limit.
+	// Sessionless calls share one bucket per principal.
+	RateLimit float64
+	// Audit, when non-nil, receives one record per tool call. The caller
+	// owns it and closes it after the server is done.
+	Audit *Auditor
+	// Metrics, when non-nil, counts and times every tool call (NewMetrics).
+	Metrics *Metrics
 	// Version is reported to clients at initialize; default "dev".
 	Version string
 }
@@ -73,6 +88,8 @@ func (c *Config) Check() error {
 		return fmt.Errorf("statement timeout %v is out of range 1ms..2147483647ms", c.StatementTimeout)
 	case c.MaxRows < 1 || c.MaxRows > maxMaxRows:
 		return fmt.Errorf("max rows %d is out of range 1..%d", c.MaxRows, maxMaxRows)
+	case c.RateLimit < 0 || c.RateLimit > 1e6 || math.IsNaN(c.RateLimit):
+		return fmt.Errorf("rate limit %v is out of range 0..1000000", c.RateLimit)
 	case c.MaxBytes < minMaxBytes || c.MaxBytes > maxMaxBytes:
 		return fmt.Errorf("max bytes %d is out of range %d..%d", c.MaxBytes, minMaxBytes, maxMaxBytes)
 	}
@@ -95,6 +112,7 @@ type handler struct {
 	validator *safesql.Validator
 	log       *slog.Logger
 	catalog   *pgexec.Executor // the catalog tools' executor
+	limits    *limiters        // nil: no rate limit
 
 	mu  sync.Mutex
 	run map[int]*pgexec.Executor // run_select's executors by row limit
@@ -115,7 +133,8 @@ func New(cfg Config) (*server.MCPServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
-	h := &handler{cfg: cfg, validator: v, log: cfg.Logger, run: map[int]*pgexec.Executor{}}
+	h := &handler{cfg: cfg, validator: v, log: cfg.Logger, run: map[int]*pgexec.Executor{},
+		limits: newLimiters(cfg.RateLimit)}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -133,7 +152,7 @@ func New(cfg Config) (*server.MCPServer, error) {
 	}
 	s := server.NewMCPServer("mcpg", cfg.Version,
 		server.WithToolCapabilities(false),
-		server.WithInstructions("Read-only PostgreSQL. Explore with list_schemas, list_tables, describe_table; query with run_select."),
+		server.WithInstructions("Read-only PostgreSQL. Explore with list_schemas, list_tables, describe_table; query with run_select; see plans with explain_query."),
 	)
 	h.register(s)
 	return s, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/qpkit/qpkit/pkg/pgexec"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
@@ -41,9 +42,8 @@ ANALYZE;
 
 var setupOnce sync.Once
 
-// newClient starts the server in-process on a database with the fixture
-// and returns an initialized client.
-func newClient(t *testing.T, cfg Config) *client.Client {
+// newServer builds the server on a database with the fixture.
+func newServer(t *testing.T, cfg Config) *server.MCPServer {
 	t.Helper()
 	db := pgtest.Shared(t)
 	ctx := context.Background()
@@ -67,10 +67,24 @@ func newClient(t *testing.T, cfg Config) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewInProcessClient(srv)
+	return srv
+}
+
+// newClient starts the server in-process on a database with the fixture
+// and returns an initialized client.
+func newClient(t *testing.T, cfg Config) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(newServer(t, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return start(t, c)
+}
+
+// start starts and initializes c, closing it when the test ends.
+func start(t *testing.T, c *client.Client) *client.Client {
+	t.Helper()
+	ctx := context.Background()
 	t.Cleanup(func() { c.Close() })
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -129,7 +143,7 @@ func TestListTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"run_select": true, "list_schemas": true, "list_tables": true, "describe_table": true}
+	want := map[string]bool{"run_select": true, "explain_query": true, "list_schemas": true, "list_tables": true, "describe_table": true}
 	for _, tool := range res.Tools {
 		if !want[tool.Name] {
 			t.Errorf("unexpected tool %s", tool.Name)

@@ -4,11 +4,14 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -35,50 +38,149 @@ func (h *handler) register(s *server.MCPServer) {
 		mcp.WithString("sql", mcp.Required(), mcp.Description("One statement; use $1, $2... for params.")),
 		mcp.WithArray("params", mcp.Description("Values for $1, $2...")),
 		mcp.WithInteger("max_rows", mcp.Min(1), mcp.Description("Row limit, at most the server's "+strconv.Itoa(h.cfg.MaxRows)+".")),
-	)...), h.logged("run_select", h.runSelect))
+	)...), h.tool("run_select", h.runSelect))
+	s.AddTool(mcp.NewTool("explain_query", append(readOnly("Explain a query"),
+		mcp.WithDescription("Show PostgreSQL's plan for one read-only statement (EXPLAIN, text format). "+
+			"analyze=true runs it for actual timings, if the server allows."),
+		mcp.WithString("sql", mcp.Required(), mcp.Description("One statement as for run_select, without EXPLAIN; no $n params.")),
+		mcp.WithBoolean("analyze", mcp.Description("EXPLAIN ANALYZE: execute it; off unless the server allows it.")),
+	)...), h.tool("explain_query", h.explainQuery))
 	s.AddTool(mcp.NewTool("list_schemas", append(readOnly("List schemas"),
 		mcp.WithDescription("List non-system schemas, one per line, with comments."),
-	)...), h.logged("list_schemas", h.listSchemas))
+	)...), h.tool("list_schemas", h.listSchemas))
 	s.AddTool(mcp.NewTool("list_tables", append(readOnly("List tables"),
 		mcp.WithDescription("List tables, views and materialized views: name, kind, estimated rows, comment."),
 		mcp.WithString("schema", mcp.Description("Only this schema; default all non-system schemas.")),
 		mcp.WithString("pattern", mcp.Description("ILIKE pattern on the name, e.g. 'order%'.")),
-	)...), h.logged("list_tables", h.listTables))
+	)...), h.tool("list_tables", h.listTables))
 	s.AddTool(mcp.NewTool("describe_table", append(readOnly("Describe a table"),
 		mcp.WithDescription("Columns, types, nullability, defaults, keys, foreign keys and indexes as DDL-like text."),
 		mcp.WithString("name", mcp.Required(), mcp.Description("Table or view name, optionally schema-qualified.")),
-	)...), h.logged("describe_table", h.describeTable))
+	)...), h.tool("describe_table", h.describeTable))
 }
 
-// logged wraps a tool handler with one log record per call.
-func (h *handler) logged(name string, fn server.ToolHandlerFunc) server.ToolHandlerFunc {
+// outcome is what a tool tells its wrapper about a call, for the log, the
+// audit record and the metrics.
+type outcome struct {
+	rows    int
+	err     error  // why the call failed: a refusal, a query error, a bad argument
+	verdict string // set only when err does not decide it
+}
+
+// fail records err and returns it as an isError result.
+func (o *outcome) fail(err error) *mcp.CallToolResult {
+	o.err = err
+	return errorResult(err)
+}
+
+// bad records a bad argument and returns it as an isError result.
+func (o *outcome) bad(msg string) *mcp.CallToolResult {
+	return o.fail(errors.New(msg))
+}
+
+// toolFunc is a tool's handler; it fills in o.
+type toolFunc func(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error)
+
+// tool wraps a tool handler with the rate limit, one log record, one
+// audit record and the metrics of each call.
+func (h *handler) tool(name string, fn toolFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		res, err := fn(ctx, req)
-		isErr := res != nil && res.IsError
-		h.log.Info("tool call", "tool", name, "dur_ms", time.Since(start).Milliseconds(), "is_error", isErr)
+		session := ""
+		if cs := server.ClientSessionFromContext(ctx); cs != nil {
+			session = cs.SessionID()
+		}
+		key := session
+		if key == "" {
+			key = "principal:" + principal(ctx)
+		}
+		var o outcome
+		var res *mcp.CallToolResult
+		var err error
+		if d := h.limits.wait(key, start); d > 0 {
+			o.verdict = VerdictRateLimited
+			o.err = errors.New(rateLimitText(d))
+			res = mcp.NewToolResultError(o.err.Error())
+		} else {
+			res, err = fn(ctx, req, &o)
+		}
+		dur := time.Since(start)
+		verdict := o.verdict
+		switch {
+		case verdict != "":
+		case o.err != nil && isRefusal(o.err):
+			verdict = VerdictRefuse
+		case o.err != nil || err != nil || res == nil || res.IsError:
+			verdict = VerdictError
+		default:
+			verdict = VerdictAllow
+		}
+		size := 0
+		if res != nil {
+			for _, c := range res.Content {
+				if tc, ok := c.(mcp.TextContent); ok {
+					size += len(tc.Text)
+				}
+			}
+		}
+		h.cfg.Metrics.observe(name, verdict, dur)
+		h.log.Info("tool call", "tool", name, "dur_ms", dur.Milliseconds(), "verdict", verdict)
+		if h.cfg.Audit != nil {
+			r := AuditRecord{
+				Type: "audit", Version: 1, Time: start.UTC(), Session: session, Principal: principal(ctx),
+				Tool: name, Verdict: verdict, Rows: o.rows, Bytes: size, DurNS: dur.Nanoseconds(),
+			}
+			if sql := req.GetString("sql", ""); sql != "" {
+				sum := sha256.Sum256([]byte(sql))
+				r.SQLSHA256 = hex.EncodeToString(sum[:])
+				r.SQL = truncateUTF8(sql, maxAuditSQL)
+			}
+			switch {
+			case o.err != nil:
+				r.Error = errorText(o.err)
+			case err != nil:
+				r.Error = err.Error()
+			}
+			h.cfg.Audit.Log(r)
+		}
 		return res, err
 	}
 }
 
-func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// truncateUTF8 cuts s to at most n bytes on a rune boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func isRefusal(err error) bool {
+	var r *safesql.Refusal
+	return errors.As(err, &r)
+}
+
+func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error) {
 	sql, err := req.RequireString("sql")
 	if err != nil {
-		return mcp.NewToolResultError(err.Error()), nil
+		return o.bad(err.Error()), nil
 	}
 	args := req.GetArguments()
 	var params []any
 	if p, ok := args["params"]; ok && p != nil {
 		params, ok = p.([]any)
 		if !ok {
-			return mcp.NewToolResultError("params must be an array"), nil
+			return o.bad("params must be an array"), nil
 		}
 	}
 	maxRows := h.cfg.MaxRows
 	if _, ok := args["max_rows"]; ok {
 		n, err := req.RequireInt("max_rows")
 		if err != nil || n < 1 {
-			return mcp.NewToolResultError("max_rows must be a positive integer"), nil
+			return o.bad("max_rows must be a positive integer"), nil
 		}
 		maxRows = min(n, h.cfg.MaxRows)
 	}
@@ -88,9 +190,52 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	res, err := ex.Run(ctx, sql, params, nil)
 	if err != nil {
-		return errorResult(err), nil
+		return o.fail(err), nil
 	}
+	o.rows = res.Rows
 	return mcp.NewToolResultText(string(res.JSON)), nil
+}
+
+// explainOff is the isError text of analyze=true when it is disabled.
+const explainOff = "EXPLAIN ANALYZE is disabled on this server (it executes the statement); " +
+	"ask without analyze, or start mcpg with --allow-explain-analyze"
+
+func (h *handler) explainQuery(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error) {
+	sql, err := req.RequireString("sql")
+	if err != nil {
+		return o.bad(err.Error()), nil
+	}
+	analyze := req.GetBool("analyze", false)
+	if analyze && !h.cfg.AllowExplainAnalyze {
+		return o.bad(explainOff), nil
+	}
+	// Check the statement alone first, so a refusal's offset is in the
+	// caller's text.
+	kind, r := h.validator.Check(sql)
+	if r != nil {
+		return o.fail(r), nil
+	}
+	if kind != safesql.KindSelect {
+		return o.bad("explain_query takes a SELECT-like statement without EXPLAIN; got " + string(kind)), nil
+	}
+	// The EXPLAIN statement goes through the validator again in Run.
+	prefix := "EXPLAIN (FORMAT TEXT) "
+	if analyze {
+		prefix = "EXPLAIN (ANALYZE, FORMAT TEXT) "
+	}
+	rows, truncated, err := h.query(ctx, prefix+sql)
+	if err != nil {
+		return o.fail(err), nil
+	}
+	o.rows = len(rows)
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(str(r[0]) + "\n")
+	}
+	if truncated {
+		b.WriteString("(plan truncated)\n")
+	}
+	return mcp.NewToolResultText(b.String()), nil
 }
 
 // errorResult turns a validator refusal or a query error into a tool

@@ -41,7 +41,7 @@ var errRefused = errors.New("refused")
 
 // cli is the command-line grammar.
 type cli struct {
-	Serve serveCmd `cmd:"" help:"Serve the read-only PostgreSQL MCP tools on stdin/stdout (logs on stderr)."`
+	Serve serveCmd `cmd:"" help:"Serve the read-only PostgreSQL MCP tools on stdin/stdout, or on HTTP with --http (logs on stderr)."`
 	Check checkCmd `cmd:"" help:"Check SQL statements against the read-only validator, one JSON line each."`
 }
 
@@ -58,9 +58,11 @@ type exitPanic struct{ code int }
 
 const description = `PostgreSQL MCP server tools.
 
-Exit codes: 0 success (check: all statements allowed; serve: stdin closed),
-1 check refused a statement, 2 usage error or unreadable input,
-3 serve could not connect or its transport failed.`
+Exit codes: 0 success (check: all statements allowed; serve: stdin closed,
+or SIGINT/SIGTERM after in-flight HTTP calls finished),
+1 check refused a statement, 2 usage error or unreadable input (serve: also
+a non-loopback --http without --auth-token, or --strict-role refusing the
+database role), 3 serve could not connect or its transport failed.`
 
 // run parses args, runs the command and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {

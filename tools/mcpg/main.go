@@ -1,5 +1,6 @@
 // Command mcpg is the PostgreSQL MCP server's command line: "mcpg serve"
-// serves the read-only tools of pkg/mcpserver on stdio, and "mcpg check"
+// serves the read-only tools of pkg/mcpserver on stdio or streamable HTTP
+// (docs/mcpg.md), and "mcpg check"
 // says whether SQL statements would be accepted by the server's read-only
 // validator (pkg/safesql).
 package main

@@ -34,6 +34,8 @@ func TestServeHelpShowsDefaults(t *testing.T) {
 		"--max-bytes=32768", "$MCPG_MAX_BYTES",
 		"--pool-size=4", "$MCPG_POOL_SIZE",
 		"--allow-function=NAME", "--allow-explain-analyze",
+		"--http=ADDR", "$MCPG_HTTP", "--auth-token=TOKEN", "$MCPG_AUTH_TOKEN", "--allow-origin=ORIGIN",
+		"--audit-log=PATH", "$MCPG_AUDIT_LOG", "--rate-limit=PER_SEC", "$MCPG_RATE_LIMIT",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve --help lacks %q:\n%s", want, out)
@@ -49,6 +51,9 @@ func TestServeUsageErrors(t *testing.T) {
 	}
 	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://x/y", "--max-rows", "0"); code != exitUsage || !strings.Contains(errOut, "--max-rows") {
 		t.Errorf("max-rows 0: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://x/y", "--rate-limit=-1"); code != exitUsage || !strings.Contains(errOut, "rate limit -1 is out of range") {
+		t.Errorf("rate-limit -1: exit %d, %q", code, errOut)
 	}
 	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://127.0.0.1:1/none?connect_timeout=2"); code != exitFailure || !strings.Contains(errOut, "connect") {
 		t.Errorf("unreachable database: exit %d, %q", code, errOut)
@@ -81,8 +86,8 @@ func TestServeStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 4 {
-		t.Errorf("%d tools, want 4", len(tools.Tools))
+	if len(tools.Tools) != 5 {
+		t.Errorf("%d tools, want 5", len(tools.Tools))
 	}
 	var req mcp.CallToolRequest
 	req.Params.Name = "run_select"

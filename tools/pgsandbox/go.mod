@@ -1,6 +1,6 @@
 module github.com/qpkit/qpkit/tools/pgsandbox
 
-go 1.26
+go 1.26.0
 
 require github.com/qpkit/qpkit/pkg v0.0.0
 

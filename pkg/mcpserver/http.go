@@ -1,0 +1,145 @@
+// The streamable HTTP transport: bearer-token authentication, the Origin
+// check against DNS rebinding, and the principal every call is audited as.
+
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Principals a call is attributed to in the audit log.
+const (
+	PrincipalStdio     = "stdio"     // the stdio transport: whoever started the process
+	PrincipalToken     = "token"     // HTTP, authenticated with the bearer token
+	PrincipalAnonymous = "anonymous" // HTTP on loopback without a token configured
+)
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the principal calls made under it are
+// attributed to; without one a call is attributed to PrincipalStdio.
+func WithPrincipal(ctx context.Context, p string) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+func principal(ctx context.Context) string {
+	if p, ok := ctx.Value(principalKey{}).(string); ok {
+		return p
+	}
+	return PrincipalStdio
+}
+
+// HTTPOptions are the settings of HTTPHandler.
+type HTTPOptions struct {
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// every request; others get 401 with a WWW-Authenticate header.
+	Token string
+	// AllowOrigins are origins ("https://app.example.com") accepted besides
+	// loopback ones; a request with any other Origin header gets 403.
+	AllowOrigins []string
+	// Metrics, when non-nil, is served on /metrics (behind the token).
+	Metrics http.Handler
+}
+
+// EndpointPath is where HTTPHandler serves MCP.
+const EndpointPath = "/mcp"
+
+// HTTPHandler serves an MCP server over MCP's streamable HTTP transport on
+// EndpointPath, behind the token and Origin checks.
+type HTTPHandler struct {
+	http.Handler
+	mcp *server.StreamableHTTPServer
+}
+
+// CloseSessions ends the clients' long-lived event streams, so that
+// http.Server.Shutdown only waits for calls in flight.
+func (h *HTTPHandler) CloseSessions(ctx context.Context) { h.mcp.CloseSessions(ctx) }
+
+// NewHTTPHandler returns the HTTP handler of s.
+func NewHTTPHandler(s *server.MCPServer, opts HTTPOptions) *HTTPHandler {
+	mux := http.NewServeMux()
+	streamable := server.NewStreamableHTTPServer(s,
+		server.WithEndpointPath(EndpointPath),
+		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			return WithPrincipal(ctx, principal(r.Context()))
+		}),
+	)
+	mux.Handle(EndpointPath, streamable)
+	if opts.Metrics != nil {
+		mux.Handle("/metrics", opts.Metrics)
+	}
+	allowed := map[string]bool{}
+	for _, o := range opts.AllowOrigins {
+		allowed[strings.TrimSuffix(strings.ToLower(o), "/")] = true
+	}
+	var want [32]byte
+	if opts.Token != "" {
+		want = sha256.Sum256([]byte(opts.Token))
+	}
+	return &HTTPHandler{mcp: streamable, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) && !allowed[strings.ToLower(o)] {
+			http.Error(w, "Forbidden: origin "+o+" is not allowed (see --allow-origin)", http.StatusForbidden)
+			return
+		}
+		p := PrincipalAnonymous
+		if opts.Token != "" {
+			// Hashing both sides makes the comparison constant-time in
+			// the token's length too.
+			tok, ok := bearer(r.Header.Get("Authorization"))
+			got := sha256.Sum256([]byte(tok))
+			if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpg"`)
+				http.Error(w, "Unauthorized: a bearer token is required", http.StatusUnauthorized)
+				return
+			}
+			p = PrincipalToken
+		}
+		mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})}
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" value.
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// loopbackOrigin reports whether an Origin header names a loopback host.
+func loopbackOrigin(o string) bool {
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return IsLoopbackHost(u.Hostname())
+}
+
+// IsLoopbackHost reports whether host (a name or IP, without port) is
+// localhost or a loopback address.
+func IsLoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// IsLoopbackAddr reports whether a listen address (host:port) binds only
+// loopback; ":8080" and "0.0.0.0:8080" bind every interface.
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && host != "" && IsLoopbackHost(host)
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/qpkit/qpkit/pkg/pgexec"
 )
 
 // systemSchemas is the condition that leaves out PostgreSQL's own schemas.
@@ -66,7 +67,7 @@ var kindNames = map[string]string{
 // query runs a catalog statement and returns its rows; numbers stay
 // json.Number.
 func (h *handler) query(ctx context.Context, sql string, params ...any) (rows [][]any, truncated bool, err error) {
-	res, err := h.catalog.Run(ctx, sql, params, nil)
+	res, err := runResilient(ctx, func() (pgexec.Result, error) { return h.catalog.Run(ctx, sql, params, nil) })
 	if err != nil {
 		return nil, false, err
 	}

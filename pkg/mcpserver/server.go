@@ -57,6 +57,10 @@ type Config struct {
 	Audit *Auditor
 	// Metrics, when non-nil, counts and times every tool call (NewMetrics).
 	Metrics *Metrics
+	// FenceResults wraps run_select's result text in
+	// <untrusted-data id=RANDOM>...</untrusted-data id=RANDOM> markers, with
+	// a note that the content is data, not instructions.
+	FenceResults bool
 	// Version is reported to clients at initialize; default "dev".
 	Version string
 }
@@ -113,6 +117,7 @@ type handler struct {
 	log       *slog.Logger
 	catalog   *pgexec.Executor // the catalog tools' executor
 	limits    *limiters        // nil: no rate limit
+	cursors   *cursorKeys      // signs run_select's cursors
 
 	mu  sync.Mutex
 	run map[int]*pgexec.Executor // run_select's executors by row limit
@@ -134,7 +139,7 @@ func New(cfg Config) (*server.MCPServer, error) {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	h := &handler{cfg: cfg, validator: v, log: cfg.Logger, run: map[int]*pgexec.Executor{},
-		limits: newLimiters(cfg.RateLimit)}
+		limits: newLimiters(cfg.RateLimit), cursors: newCursorKeys()}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

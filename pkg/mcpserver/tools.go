@@ -34,10 +34,12 @@ func readOnly(title string) []mcp.ToolOption {
 func (h *handler) register(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("run_select", append(readOnly("Run a read-only query"),
 		mcp.WithDescription("Run one read-only SQL statement (SELECT, WITH, VALUES, TABLE, SHOW, EXPLAIN). "+
-			"Returns compact JSON: columns once, rows as arrays, row_count, truncated."),
+			"Returns compact JSON: columns once, rows as arrays, row_count, truncated, and a cursor for the next page when truncated."),
 		mcp.WithString("sql", mcp.Required(), mcp.Description("One statement; use $1, $2... for params.")),
 		mcp.WithArray("params", mcp.Description("Values for $1, $2...")),
 		mcp.WithInteger("max_rows", mcp.Min(1), mcp.Description("Row limit, at most the server's "+strconv.Itoa(h.cfg.MaxRows)+".")),
+		mcp.WithString("cursor", mcp.Description("The cursor of a truncated result: returns the next page of the same sql and params "+
+			"(the statement runs again; use an ORDER BY over a unique key for stable pages).")),
 	)...), h.tool("run_select", h.runSelect))
 	s.AddTool(mcp.NewTool("explain_query", append(readOnly("Explain a query"),
 		mcp.WithDescription("Show PostgreSQL's plan for one read-only statement (EXPLAIN, text format). "+
@@ -188,12 +190,27 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 	if err != nil {
 		return nil, err
 	}
-	res, err := ex.Run(ctx, sql, params, nil)
+	offset := 0
+	if cur := req.GetString("cursor", ""); cur != "" {
+		if offset, err = h.cursors.offset(cur, sql, params); err != nil {
+			return o.fail(err), nil
+		}
+	}
+	res, err := runResilient(ctx, func() (pgexec.Result, error) { return ex.RunSkip(ctx, sql, params, offset, nil) })
 	if err != nil {
 		return o.fail(err), nil
 	}
 	o.rows = res.Rows
-	return mcp.NewToolResultText(string(res.JSON)), nil
+	doc := res.JSON
+	// A page that returned nothing (one row above max_bytes) has no next
+	// page: its cursor would repeat it.
+	if res.Truncated && res.Rows > 0 && offset+res.Rows <= pgexec.MaxSkip {
+		doc = withCursor(doc, h.cursors.issue(sql, params, offset+res.Rows))
+	}
+	if h.cfg.FenceResults {
+		return mcp.NewToolResultText(fence(string(doc))), nil
+	}
+	return mcp.NewToolResultText(string(doc)), nil
 }
 
 // explainOff is the isError text of analyze=true when it is disabled.

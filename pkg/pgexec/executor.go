@@ -174,6 +174,22 @@ func (e *Executor) putState(st *callState) {
 // errors come back unchanged; server errors, timeouts, cancellations and
 // limits as *QueryError; anything else means the connection failed.
 func (e *Executor) Run(ctx context.Context, sql string, params []any, dst []byte) (res Result, err error) {
+	return e.RunSkip(ctx, sql, params, 0, dst)
+}
+
+// MaxSkip is the most rows RunSkip can skip.
+const MaxSkip = 1<<31 - 1
+
+// RunSkip is Run that reads and drops the statement's first skip rows
+// before the row limit applies: the result holds rows skip+1 to
+// skip+MaxRows, and truncated_by "rows" means more follow. The statement
+// text is not changed; the server produces the skipped rows, the client
+// discards them (byte and value limits still apply to them as they arrive,
+// except the document size, which counts only kept rows).
+func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip int, dst []byte) (res Result, err error) {
+	if skip < 0 || skip > MaxSkip {
+		return Result{JSON: dst}, fmt.Errorf("pgexec: skip %d out of range 0..%d", skip, MaxSkip)
+	}
 	res.JSON = dst
 	tStart := time.Now()
 	err = e.validator.Validate(sql)
@@ -211,7 +227,7 @@ func (e *Executor) Run(ctx context.Context, sql string, params []any, dst []byte
 	}
 
 	x := &st.x
-	x.reset(dst, e.opts.MaxRows, e.opts.MaxBytes, e.opts.MaxValueBytes)
+	x.reset(dst, skip, e.opts.MaxRows, e.opts.MaxBytes, e.opts.MaxValueBytes)
 	ioErr, canceled, txn := e.exchange(ctx, conn, sql, st.pvals, x)
 	tDone := time.Now()
 	res.Timing.Txn = txn
@@ -228,7 +244,7 @@ func (e *Executor) Run(ctx context.Context, sql string, params []any, dst []byte
 	if len(x.tag) > 0 {
 		res.Command = string(x.tag)
 	}
-	if x.by == "" && x.received > x.written {
+	if x.by == "" && x.received-x.skip > x.written {
 		x.by = "rows" // defensive; addRow sets it
 	}
 	x.finish()
@@ -279,7 +295,9 @@ func (e *Executor) exchange(ctx context.Context, conn *pgxpool.Conn, sql string,
 		})
 	}
 
-	txn := sendRequest(fe, &e.env, sql, params, x.maxRows)
+	// Execute's limit is a uint32 where 0 means no limit; skip and
+	// MaxRows are both below 1<<31, so the sum fits.
+	txn := sendRequest(fe, &e.env, sql, params, uint32(x.skip)+uint32(x.maxRows)+1)
 	err := fe.Flush()
 	if err == nil {
 		err = x.readReplies(pc, fe, e.baseMaxBody)

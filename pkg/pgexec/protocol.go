@@ -106,7 +106,8 @@ const (
 // from the connection's read buffer (which the next message overwrites),
 // so the client's work overlaps the server producing the next rows.
 type exchange struct {
-	maxRows       int // MaxRows; the Execute limit is one more
+	maxRows       int // MaxRows; the Execute limit is one more (after skip)
+	skip          int // leading rows read and dropped (RunSkip)
 	maxBytes      int
 	maxValueBytes int
 
@@ -136,9 +137,9 @@ type exchange struct {
 	inStream bool
 }
 
-func (x *exchange) reset(dst []byte, maxRows, maxBytes, maxValueBytes int) {
+func (x *exchange) reset(dst []byte, skip, maxRows, maxBytes, maxValueBytes int) {
 	*x = exchange{
-		maxRows: maxRows, maxBytes: maxBytes, maxValueBytes: maxValueBytes,
+		skip: skip, maxRows: maxRows, maxBytes: maxBytes, maxValueBytes: maxValueBytes,
 		cols: x.cols[:0], names: x.names[:0], tag: x.tag[:0], ser: x.ser,
 		doc: dst, docStart: len(dst),
 	}
@@ -146,14 +147,14 @@ func (x *exchange) reset(dst []byte, maxRows, maxBytes, maxValueBytes int) {
 
 // sendRequest puts the whole request into the frontend's buffer and returns
 // the time spent on the envelope's own messages. The caller flushes.
-func sendRequest(fe *pgproto3.Frontend, env *envelope, sql string, params [][]byte, maxRows int) time.Duration {
+func sendRequest(fe *pgproto3.Frontend, env *envelope, sql string, params [][]byte, limit uint32) time.Duration {
 	t0 := time.Now()
 	fe.Send(&env.head)
 	t1 := time.Now()
 	fe.SendParse(&pgproto3.Parse{Query: sql})
 	fe.SendBind(&pgproto3.Bind{Parameters: params})
 	fe.SendDescribe(&pgproto3.Describe{ObjectType: 'P'})
-	fe.SendExecute(&pgproto3.Execute{MaxRows: uint32(maxRows + 1)})
+	fe.SendExecute(&pgproto3.Execute{MaxRows: limit})
 	t2 := time.Now()
 	fe.Send(&env.tail)
 	t3 := time.Now()
@@ -252,7 +253,8 @@ func (x *exchange) endStream() {
 }
 
 // addRow serializes one DataRow: the first maxRows rows, while the
-// document stays within maxBytes. Row maxRows+1 only marks truncation.
+// document stays within maxBytes, after the first skip rows, which are
+// dropped. Row skip+maxRows+1 only marks truncation.
 func (x *exchange) addRow(vals [][]byte) {
 	x.received++
 	if x.limitErr != nil {
@@ -264,10 +266,10 @@ func (x *exchange) addRow(vals [][]byte) {
 			return
 		}
 	}
-	if x.by == "bytes" {
+	if x.by == "bytes" || x.received <= x.skip {
 		return
 	}
-	if x.received > x.maxRows {
+	if x.received-x.skip > x.maxRows {
 		x.by = "rows"
 		return
 	}

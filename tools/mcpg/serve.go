@@ -13,9 +13,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/qpkit/qpkit/pkg/mcpserver"
-	"github.com/qpkit/qpkit/pkg/pgexec"
 )
 
 type serveCmd struct {
@@ -30,7 +30,8 @@ type serveCmd struct {
 	AuthToken           string   `name:"auth-token" env:"MCPG_AUTH_TOKEN" placeholder:"TOKEN" help:"HTTP: require Authorization: Bearer TOKEN; required unless ADDR is loopback."`
 	RateLimit           float64  `name:"rate-limit" env:"MCPG_RATE_LIMIT" default:"0" placeholder:"PER_SEC" help:"Tool calls per second per session, burst max(1, rate); 0 is off (default: ${default})."`
 	AuditLog            string   `name:"audit-log" env:"MCPG_AUDIT_LOG" placeholder:"PATH" help:"Append one JSON line per tool call to PATH (- is stderr); default none."`
-	StrictRole          bool     `name:"strict-role" env:"MCPG_STRICT_ROLE" help:"Refuse to start (exit 2) when the role is a superuser or in pg_read_server_files, pg_write_server_files or pg_execute_server_program; otherwise that is a warning."`
+	StrictRole          bool     `name:"strict-role" env:"MCPG_STRICT_ROLE" help:"Refuse to start (exit 2) when the role is a superuser or in pg_read_server_files, pg_write_server_files or pg_execute_server_program; otherwise that is a warning. With it, an unreachable database at start-up is a failure (exit 3) instead of a warning."`
+	FenceResults        bool     `name:"fence-results" env:"MCPG_FENCE_RESULTS" help:"Wrap run_select results in <untrusted-data id=RANDOM> markers with a note that they are data, not instructions (default: off)."`
 	AllowOrigin         []string `name:"allow-origin" placeholder:"ORIGIN" help:"HTTP: also accept requests with this Origin header (repeatable); loopback origins are always accepted."`
 }
 
@@ -54,6 +55,7 @@ func (c *serveCmd) Run(e *env) error {
 		AllowFunctions:      c.AllowFunction,
 		AllowExplainAnalyze: c.AllowExplainAnalyze,
 		RateLimit:           c.RateLimit,
+		FenceResults:        c.FenceResults,
 		Logger:              slog.New(slog.NewTextHandler(e.stderr, nil)),
 	}
 	if c.MaxRows < 1 {
@@ -95,16 +97,22 @@ func (c *serveCmd) Run(e *env) error {
 			}
 		}()
 	}
-	pool, err := pgexec.NewPool(e.ctx, c.DatabaseURL, c.PoolSize)
+	pool, err := openPool(e.ctx, c.DatabaseURL, c.PoolSize)
 	if err != nil {
-		return &failure{fmt.Errorf("connect: %w", err)}
+		return usagef("%s", err)
 	}
 	defer pool.Close()
-	role, err := mcpserver.CheckRole(e.ctx, pool)
-	if err != nil {
-		return &failure{err}
-	}
-	if role.Dangerous() {
+	// The pool connects lazily, so mcpg starts while the database is down;
+	// tool calls then answer "database unavailable" until it is back.
+	checkCtx, cancelCheck := context.WithTimeout(e.ctx, 2*mcpserver.DefaultConnectTimeout)
+	role, err := mcpserver.CheckRole(checkCtx, pool)
+	cancelCheck()
+	switch {
+	case err != nil && c.StrictRole:
+		return &failure{fmt.Errorf("--strict-role: cannot check the role, database unreachable: %w", err)}
+	case err != nil:
+		cfg.Logger.Warn("database unreachable at start-up: role check skipped; serving anyway (--strict-role refuses to start)", "err", err)
+	case role.Dangerous():
 		if c.StrictRole {
 			return usagef("--strict-role: %s; connect as a SELECT-only role", role.Problem())
 		}
@@ -166,4 +174,15 @@ func (c *serveCmd) serveHTTP(e *env, srv *server.MCPServer, m *mcpserver.Metrics
 	}
 	<-served
 	return nil
+}
+
+// openPool builds the pool without connecting (mcpserver.ConfigureLazyPool).
+func openPool(ctx context.Context, url string, size int) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("--database-url: %w", err)
+	}
+	pcfg.MaxConns = int32(size)
+	mcpserver.ConfigureLazyPool(pcfg)
+	return pgxpool.NewWithConfig(ctx, pcfg)
 }

@@ -55,8 +55,13 @@ func TestServeUsageErrors(t *testing.T) {
 	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://x/y", "--rate-limit=-1"); code != exitUsage || !strings.Contains(errOut, "rate limit -1 is out of range") {
 		t.Errorf("rate-limit -1: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://127.0.0.1:1/none?connect_timeout=2"); code != exitFailure || !strings.Contains(errOut, "connect") {
+	// A database that is down does not stop mcpg from starting (stdin is
+	// empty, so it serves nothing and exits), unless --strict-role.
+	if code, _, errOut := call(t, "", "serve", "--database-url", "postgres://127.0.0.1:1/none?connect_timeout=2"); code != 0 || !strings.Contains(errOut, "database unreachable at start-up") {
 		t.Errorf("unreachable database: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := call(t, "", "serve", "--strict-role", "--database-url", "postgres://127.0.0.1:1/none?connect_timeout=2"); code != exitFailure || !strings.Contains(errOut, "database unreachable") {
+		t.Errorf("unreachable database, --strict-role: exit %d, %q", code, errOut)
 	}
 }
 
@@ -113,5 +118,35 @@ func TestServeStdio(t *testing.T) {
 	// Closing stdin ends the server cleanly (exit 0).
 	if err := c.Close(); err != nil {
 		t.Errorf("close: %v", err)
+	}
+}
+
+// TestServeFenceResults: MCPG_FENCE_RESULTS=1 fences run_select's result.
+func TestServeFenceResults(t *testing.T) {
+	db := pgtest.Shared(t)
+	c, err := client.NewStdioMCPClient(os.Args[0],
+		[]string{"MCPG_TEST_AS_MAIN=1", "MCPG_DATABASE_URL=" + db.URL(), "MCPG_FENCE_RESULTS=1"}, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	var req mcp.CallToolRequest
+	req.Params.Name = "run_select"
+	req.Params.Arguments = map[string]any{"sql": "SELECT 1 AS one"}
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	if res.IsError || !strings.Contains(text, "\n<untrusted-data id=") || !strings.Contains(text, `"rows":[[1]]`) || !strings.Contains(text, "\n</untrusted-data id=") {
+		t.Errorf("fenced result: %q", text)
 	}
 }

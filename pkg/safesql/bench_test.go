@@ -3,7 +3,7 @@
 package safesql
 
 import (
-	"os"
+	"github.com/qpkit/qpkit/pkg/tpch"
 	"strconv"
 	"testing"
 
@@ -12,7 +12,7 @@ import (
 
 func readQ5(b *testing.B) string {
 	b.Helper()
-	q, err := os.ReadFile("testdata/tpch/q5.sql")
+	q, err := tpch.Query(5)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,8 +3,7 @@
 package safesql
 
 import (
-	"os"
-	"strconv"
+	"github.com/qpkit/qpkit/pkg/tpch"
 	"testing"
 )
 
@@ -18,7 +17,7 @@ func TestJSONWalkAgrees(t *testing.T) {
 		texts = append(texts, e.SQL)
 	}
 	for i := 1; i <= 22; i++ {
-		q, err := os.ReadFile("testdata/tpch/q" + strconv.Itoa(i) + ".sql")
+		q, err := tpch.Query(i)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/qpkit/qpkit/pkg/tpch"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -89,11 +89,11 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-// TestTPCH checks the 22 one-statement TPC-H queries from testdata/tpch.
+// TestTPCH checks the 22 one-statement TPC-H queries from pkg/tpch (what tpchgen queries prints).
 func TestTPCH(t *testing.T) {
 	v := corpusValidator(t)
 	for i := 1; i <= 22; i++ {
-		q, err := os.ReadFile("testdata/tpch/q" + strconv.Itoa(i) + ".sql")
+		q, err := tpch.Query(i)
 		if err != nil {
 			t.Fatal(err)
 		}

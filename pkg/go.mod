@@ -3,6 +3,7 @@ module github.com/qpkit/qpkit/pkg
 go 1.26.0
 
 require (
+	github.com/alecthomas/kong v1.17.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mark3labs/mcp-go v1.2.1

@@ -7,10 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"syscall"
 
-	"github.com/alecthomas/kong"
+	"github.com/qpkit/qpkit/pkg/cmdline"
 )
 
 // Exit codes.
@@ -53,9 +52,6 @@ type env struct {
 	stderr io.Writer
 }
 
-// exitPanic carries kong's exit request (after --help) out of Parse.
-type exitPanic struct{ code int }
-
 const description = `PostgreSQL MCP server tools.
 
 Exit codes: 0 success (check: all statements allowed; serve: stdin closed,
@@ -65,31 +61,14 @@ a non-loopback --http without --auth-token, or --strict-role refusing the
 database role), 3 serve could not connect or its transport failed.`
 
 // run parses args, runs the command and returns the process exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c cli
-	parser, err := kong.New(&c,
-		kong.Name("mcpg"),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
-	if err != nil {
-		fmt.Fprintf(stderr, "mcpg: %v\n", err)
-		return exitUsage
+	kctx, exited, code, err := cmdline.Parse(&c, "mcpg", description, args, stdout, stderr)
+	if exited {
+		return code
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			ep, ok := r.(exitPanic)
-			if !ok {
-				panic(r)
-			}
-			code = ep.code
-		}
-	}()
-	kctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcpg: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "mcpg: %s\n", cmdline.OneLine(err.Error()))
 		return exitUsage
 	}
 	return report(kctx.Run(&env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}), stderr)
@@ -107,21 +86,13 @@ func report(err error, stderr io.Writer) int {
 	case errors.Is(err, syscall.EPIPE):
 		return exitOK // the reader went away (mcpg check | head)
 	case errors.As(err, &fe):
-		fmt.Fprintf(stderr, "mcpg: %s\n", oneLine(fe.Error()))
+		fmt.Fprintf(stderr, "mcpg: %s\n", cmdline.OneLine(fe.Error()))
 		return exitFailure
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "mcpg: %s\n", ue.msg)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "mcpg: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "mcpg: %s\n", cmdline.OneLine(err.Error()))
 		return exitUsage
 	}
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

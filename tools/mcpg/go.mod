@@ -3,7 +3,6 @@ module github.com/qpkit/qpkit/tools/mcpg
 go 1.26.0
 
 require (
-	github.com/alecthomas/kong v1.17.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/pganalyze/pg_query_go/v6 v6.2.5
@@ -11,6 +10,7 @@ require (
 )
 
 require (
+	github.com/alecthomas/kong v1.17.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect

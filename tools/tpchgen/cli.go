@@ -7,10 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"syscall"
 
-	"github.com/alecthomas/kong"
+	"github.com/qpkit/qpkit/pkg/cmdline"
 )
 
 // Exit codes.
@@ -44,9 +43,6 @@ type env struct {
 	stderr io.Writer
 }
 
-// exitPanic carries kong's exit request (after --help) out of Parse.
-type exitPanic struct{ code int }
-
 const description = `Generate TPC-H data byte-identical to dbgen 2.14.0.
 
 Without a command, tpchgen generates data: "tpchgen --sf 1 --table lineitem"
@@ -54,31 +50,14 @@ writes lineitem.tbl's bytes to stdout; "tpchgen --sf 1 --out DIR" writes all
 tables (or --table) into DIR. See "tpchgen gen --help" for all flags.`
 
 // run parses args, runs the command and returns the process exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c cli
-	parser, err := kong.New(&c,
-		kong.Name("tpchgen"),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
-	if err != nil {
-		fmt.Fprintf(stderr, "tpchgen: %v\n", err)
-		return exitError
+	kctx, exited, code, err := cmdline.Parse(&c, "tpchgen", description, args, stdout, stderr)
+	if exited {
+		return code
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			ep, ok := r.(exitPanic)
-			if !ok {
-				panic(r)
-			}
-			code = ep.code
-		}
-	}()
-	kctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "tpchgen: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "tpchgen: %s\n", cmdline.OneLine(err.Error()))
 		return exitUsage
 	}
 	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
@@ -102,15 +81,7 @@ func report(err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tpchgen: interrupted")
 		return exitError
 	default:
-		fmt.Fprintf(stderr, "tpchgen: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "tpchgen: %s\n", cmdline.OneLine(err.Error()))
 		return exitError
 	}
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }

@@ -3,7 +3,7 @@ module github.com/qpkit/qpkit/tools/tpchgen
 go 1.26.0
 
 require (
-	github.com/alecthomas/kong v1.17.0
+	github.com/alecthomas/kong v1.17.0 // indirect
 	github.com/qpkit/qpkit/pkg v0.0.0
 	golang.org/x/term v0.48.0
 )

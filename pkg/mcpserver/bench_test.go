@@ -5,10 +5,12 @@ package mcpserver
 // Each reports the median per-call latency as p50-ns next to ns/op.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +155,150 @@ func BenchmarkHTTPRunSelect1(b *testing.B) {
 func BenchmarkHTTP100kRows(b *testing.B) {
 	c := httpBenchClient(b, Config{MaxRows: 100000, MaxBytes: 256 << 20})
 	benchCalls(b, c, bench100kSQL, 100000)
+}
+
+// recorder is mcp-go's in-process transport keeping the bytes of the last
+// request, so a benchmark can replay exactly what a real client sends.
+type recorder struct {
+	*transport.InProcessTransport
+	last []byte
+}
+
+func (r *recorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	var err error
+	if r.last, err = json.Marshal(req); err != nil {
+		return nil, err
+	}
+	return r.InProcessTransport.SendRequest(ctx, req)
+}
+
+// BenchmarkOverheadSelect1 interleaves, per iteration, the executor alone,
+// the server's handling of a JSON-RPC tools/call (decode, tool, encode), a
+// do-nothing tool through the same handling (mcp-go's share), and a call
+// through mcp-go's in-process client, so that the noisy machine shifts all
+// four alike. It reports each one's p50 and the p50 of the per-iteration
+// differences over the executor.
+func BenchmarkOverheadSelect1(b *testing.B) {
+	cfg := Config{}
+	srv, pool := newPoolServer(b, cfg, 1)
+	srv.AddTool(mcp.NewTool("noop"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("1"), nil
+	})
+	if err := cfg.Check(); err != nil {
+		b.Fatal(err)
+	}
+	v, err := cfg.validator()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := pgexec.New(pool, v, pgexec.Options{MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes, StatementTimeout: cfg.StatementTimeout})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &recorder{InProcessTransport: transport.NewInProcessTransport(srv)}
+	c := startTB(b, client.NewClient(rec))
+	ctx := context.Background()
+	var req mcp.CallToolRequest
+	req.Params.Name = "run_select"
+	req.Params.Arguments = map[string]any{"sql": "SELECT 1"}
+	if _, err := c.CallTool(ctx, req); err != nil {
+		b.Fatal(err)
+	}
+	sel := rec.last // as the client sends it, with its _meta
+	b.Logf("request: %s", sel)
+	req.Params.Name = "noop"
+	req.Params.Arguments = map[string]any{}
+	if _, err := c.CallTool(ctx, req); err != nil {
+		b.Fatal(err)
+	}
+	noop := rec.last
+	req.Params.Name = "run_select"
+	req.Params.Arguments = map[string]any{"sql": "SELECT 1"}
+	handle := func(msg []byte) {
+		out, err := json.Marshal(srv.HandleMessage(ctx, msg))
+		if err != nil || !bytes.Contains(out, []byte(`"result"`)) || bytes.Contains(out, []byte(`"isError":true`)) {
+			b.Fatalf("reply %s, %v", out, err)
+		}
+	}
+	var buf []byte
+	steps := []func(){
+		func() {
+			res, err := e.Run(ctx, "SELECT 1", nil, buf[:0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = res.JSON
+		},
+		func() { handle(sel) },
+		func() { handle(noop) },
+		func() {
+			if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		},
+	}
+	for _, f := range steps { // warm up
+		f()
+	}
+	lat := make([][]time.Duration, len(steps))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, f := range steps {
+			t0 := time.Now()
+			f()
+			lat[j] = append(lat[j], time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return float64(d[len(d)/2].Nanoseconds())
+	}
+	diff := func(j int) []time.Duration {
+		d := make([]time.Duration, b.N)
+		for i := range d {
+			d[i] = lat[j][i] - lat[0][i]
+		}
+		return d
+	}
+	b.ReportMetric(p50(lat[0]), "exec-p50-ns")
+	b.ReportMetric(p50(lat[1]), "handle-p50-ns")
+	b.ReportMetric(p50(lat[2]), "noop-p50-ns")
+	b.ReportMetric(p50(lat[3]), "inproc-p50-ns")
+	b.ReportMetric(p50(diff(1)), "handle-over-exec-p50-ns")
+	b.ReportMetric(p50(diff(3)), "inproc-over-exec-p50-ns")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkHandleRunSelect1 is the server's own work per call on every
+// transport: decode one JSON-RPC request, run the tool, encode the reply.
+// A client's encoding of its request and decoding of the reply are not in
+// it; BenchmarkInprocRunSelect1 adds mcp-go's client.
+func BenchmarkHandleRunSelect1(b *testing.B) {
+	srv, _ := newPoolServer(b, Config{}, 1)
+	ctx := context.Background()
+	initMsg := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + mcp.LATEST_PROTOCOL_VERSION + `","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
+	srv.HandleMessage(ctx, initMsg)
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_select","arguments":{"sql":"SELECT 1"}}}`)
+	once := func() []byte {
+		out, err := json.Marshal(srv.HandleMessage(ctx, msg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	if out := once(); !json.Valid(out) || !strings.Contains(string(out), `\"row_count\":1`) {
+		b.Fatalf("unexpected reply %s", out)
+	}
+	lat := make(benchLatencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		once()
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	lat.report(b)
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"github.com/qpkit/qpkit/pkg/tracing"
+	"go.opentelemetry.io/otel/propagation"
 	"net"
 	"net/http"
 	"net/netip"
@@ -70,7 +72,11 @@ func NewHTTPHandler(s *server.MCPServer, opts HTTPOptions) *HTTPHandler {
 	streamable := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath(EndpointPath),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			return WithPrincipal(ctx, principal(r.Context()))
+			ctx = WithPrincipal(ctx, principal(r.Context()))
+			if r.Header.Get("traceparent") != "" {
+				ctx = tracing.Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+			}
+			return ctx
 		}),
 	)
 	mux.Handle(EndpointPath, streamable)

@@ -1,5 +1,5 @@
-// Rate limiting: one token bucket per MCP session (per principal for
-// transports without sessions).
+// Rate limiting: one token bucket per MCP session and one per principal
+// (the auth token's owner; "stdio" for the stdio transport).
 
 package mcpserver
 
@@ -40,8 +40,19 @@ func newLimiters(perSecond float64) *limiters {
 // is allowed; 0 means the call is allowed now and has been counted. A nil
 // *limiters allows everything.
 func (l *limiters) wait(key string, now time.Time) time.Duration {
+	r, d := l.reserve(key, now)
+	if d > 0 || r == nil {
+		return d
+	}
+	return 0
+}
+
+// reserve takes a token from key's bucket: a positive duration means none
+// was free and nothing was taken; otherwise the reservation (nil for a nil
+// *limiters) can be handed back with CancelAt.
+func (l *limiters) reserve(key string, now time.Time) (*rate.Reservation, time.Duration) {
 	if l == nil {
-		return 0
+		return nil, 0
 	}
 	l.mu.Lock()
 	lim, ok := l.by[key]
@@ -60,6 +71,31 @@ func (l *limiters) wait(key string, now time.Time) time.Duration {
 	r := lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
+		return nil, d
+	}
+	return r, 0
+}
+
+// rateLimits are the two buckets a call must pass: its session's and its
+// principal's, so that opening new sessions does not buy a client more.
+type rateLimits struct {
+	session, principal *limiters
+}
+
+// wait counts a call against both buckets and returns 0, or returns how
+// long to wait and counts it against neither.
+func (r rateLimits) wait(session, principal string, now time.Time) time.Duration {
+	var sr *rate.Reservation
+	if session != "" { // sessionless calls have only the principal's bucket
+		var d time.Duration
+		if sr, d = r.session.reserve(session, now); d > 0 {
+			return d
+		}
+	}
+	if _, d := r.principal.reserve(principal, now); d > 0 {
+		if sr != nil {
+			sr.CancelAt(now)
+		}
 		return d
 	}
 	return 0

@@ -12,9 +12,10 @@
 package mcpserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"io"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"math"
 	"sync"
@@ -50,8 +51,10 @@ type Config struct {
 	Logger *slog.Logger
 	// RateLimit is the calls per second each MCP session may make (a token
 	// bucket with burst max(1, RateLimit)); 0, the default, is no limit.
-	// Sessionless calls share one bucket per principal.
 	RateLimit float64
+	// PrincipalRateLimit is the calls per second all sessions of one
+	// principal (auth token owner) may make together; 0 means RateLimit.
+	PrincipalRateLimit float64
 	// Audit, when non-nil, receives one record per tool call. The caller
 	// owns it and closes it after the server is done.
 	Audit *Auditor
@@ -61,6 +64,9 @@ type Config struct {
 	// <untrusted-data id=RANDOM>...</untrusted-data id=RANDOM> markers, with
 	// a note that the content is data, not instructions.
 	FenceResults bool
+	// Tracer, when non-nil, starts one span per tool call with the
+	// executor's timing segments as attributes (see pkg/tracing).
+	Tracer trace.Tracer
 	// Version is reported to clients at initialize; default "dev".
 	Version string
 }
@@ -94,6 +100,8 @@ func (c *Config) Check() error {
 		return fmt.Errorf("max rows %d is out of range 1..%d", c.MaxRows, maxMaxRows)
 	case c.RateLimit < 0 || c.RateLimit > 1e6 || math.IsNaN(c.RateLimit):
 		return fmt.Errorf("rate limit %v is out of range 0..1000000", c.RateLimit)
+	case c.PrincipalRateLimit < 0 || c.PrincipalRateLimit > 1e6 || math.IsNaN(c.PrincipalRateLimit):
+		return fmt.Errorf("principal rate limit %v is out of range 0..1000000", c.PrincipalRateLimit)
 	case c.MaxBytes < minMaxBytes || c.MaxBytes > maxMaxBytes:
 		return fmt.Errorf("max bytes %d is out of range %d..%d", c.MaxBytes, minMaxBytes, maxMaxBytes)
 	}
@@ -116,8 +124,8 @@ type handler struct {
 	validator *safesql.Validator
 	log       *slog.Logger
 	catalog   *pgexec.Executor // the catalog tools' executor
-	limits    *limiters        // nil: no rate limit
-	cursors   *cursorKeys      // signs run_select's cursors
+	limits    rateLimits
+	cursors   *cursorKeys // signs run_select's cursors
 
 	mu  sync.Mutex
 	run map[int]*pgexec.Executor // run_select's executors by row limit
@@ -139,9 +147,11 @@ func New(cfg Config) (*server.MCPServer, error) {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	h := &handler{cfg: cfg, validator: v, log: cfg.Logger, run: map[int]*pgexec.Executor{},
-		limits: newLimiters(cfg.RateLimit), cursors: newCursorKeys()}
+		cursors: newCursorKeys()}
+	h.limits.session = newLimiters(cfg.RateLimit)
+	h.limits.principal = newLimiters(cmp.Or(cfg.PrincipalRateLimit, cfg.RateLimit))
 	if h.log == nil {
-		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		h.log = slog.New(slog.DiscardHandler)
 	}
 	// The catalog listings may be longer than a query result, not larger.
 	h.catalog, err = pgexec.New(cfg.Pool, v, pgexec.Options{

@@ -37,6 +37,7 @@ COMMENT ON COLUMN shop.orders.total IS 'in euros';
 CREATE INDEX orders_placed_at_idx ON shop.orders (placed_at);
 INSERT INTO shop.customers SELECT g, 'c' || g, 'c' || g || '@x' FROM generate_series(1, 300) g;
 INSERT INTO shop.orders (customer_id, total) SELECT 1 + g % 300, g FROM generate_series(1, 50) g;
+CREATE VIEW public.slow_view AS SELECT pg_sleep(3)::text AS slept, 1 AS n;
 ANALYZE;
 `
 
@@ -126,6 +127,7 @@ type doc struct {
 	RowCount    int                           `json:"row_count"`
 	Truncated   bool                          `json:"truncated"`
 	TruncatedBy string                        `json:"truncated_by"`
+	Cursor      string                        `json:"cursor"`
 }
 
 func decode(t *testing.T, text string) doc {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,8 @@ func (h *handler) register(s *server.MCPServer) {
 // audit record and the metrics.
 type outcome struct {
 	rows    int
+	timing  pgexec.Timing // the executor's segments, when timed
+	timed   bool
 	err     error  // why the call failed: a refusal, a query error, a bad argument
 	verdict string // set only when err does not decide it
 }
@@ -88,18 +91,15 @@ type toolFunc func(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*m
 func (h *handler) tool(name string, fn toolFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
+		ctx, span := h.startSpan(ctx, name)
 		session := ""
 		if cs := server.ClientSessionFromContext(ctx); cs != nil {
 			session = cs.SessionID()
 		}
-		key := session
-		if key == "" {
-			key = "principal:" + principal(ctx)
-		}
 		var o outcome
 		var res *mcp.CallToolResult
 		var err error
-		if d := h.limits.wait(key, start); d > 0 {
+		if d := h.limits.wait(session, principal(ctx), start); d > 0 {
 			o.verdict = VerdictRateLimited
 			o.err = errors.New(rateLimitText(d))
 			res = mcp.NewToolResultError(o.err.Error())
@@ -126,23 +126,29 @@ func (h *handler) tool(name string, fn toolFunc) server.ToolHandlerFunc {
 			}
 		}
 		h.cfg.Metrics.observe(name, verdict, dur)
-		h.log.Info("tool call", "tool", name, "dur_ms", dur.Milliseconds(), "verdict", verdict)
+		if h.log.Enabled(ctx, slog.LevelDebug) {
+			h.log.Debug("tool call", "tool", name, "dur_ms", dur.Milliseconds(), "verdict", verdict)
+		}
+		if h.cfg.Audit == nil && span == nil {
+			return res, err
+		}
+		r := AuditRecord{
+			Type: "audit", Version: 1, Time: start.UTC(), Session: session, Principal: principal(ctx),
+			Tool: name, Verdict: verdict, Rows: o.rows, Bytes: size, DurNS: dur.Nanoseconds(),
+		}
+		if sql := req.GetString("sql", ""); sql != "" {
+			sum := sha256.Sum256([]byte(sql))
+			r.SQLSHA256 = hex.EncodeToString(sum[:])
+			r.SQL = truncateUTF8(sql, maxAuditSQL)
+		}
+		switch {
+		case o.err != nil:
+			r.Error = errorText(o.err)
+		case err != nil:
+			r.Error = err.Error()
+		}
+		endSpan(span, &r, &o)
 		if h.cfg.Audit != nil {
-			r := AuditRecord{
-				Type: "audit", Version: 1, Time: start.UTC(), Session: session, Principal: principal(ctx),
-				Tool: name, Verdict: verdict, Rows: o.rows, Bytes: size, DurNS: dur.Nanoseconds(),
-			}
-			if sql := req.GetString("sql", ""); sql != "" {
-				sum := sha256.Sum256([]byte(sql))
-				r.SQLSHA256 = hex.EncodeToString(sum[:])
-				r.SQL = truncateUTF8(sql, maxAuditSQL)
-			}
-			switch {
-			case o.err != nil:
-				r.Error = errorText(o.err)
-			case err != nil:
-				r.Error = err.Error()
-			}
 			h.cfg.Audit.Log(r)
 		}
 		return res, err
@@ -197,6 +203,7 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 		}
 	}
 	res, err := runResilient(ctx, func() (pgexec.Result, error) { return ex.RunSkip(ctx, sql, params, offset, nil) })
+	o.timing, o.timed = res.Timing, true
 	if err != nil {
 		return o.fail(err), nil
 	}

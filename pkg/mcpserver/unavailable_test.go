@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,5 +91,110 @@ func TestDatabaseDownAndBack(t *testing.T) {
 	}
 	if text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT 3 AS three"}); isErr || !strings.Contains(text, `"rows":[[3]]`) {
 		t.Fatalf("after an unseen restart: %q (isError %v)", text, isErr)
+	}
+}
+
+// TestRestartDuringConcurrentRun restarts the database while 4 clients
+// call run_select in a loop on a pool of 4. Every call must end with a
+// result or a clean tool error (never a transport error or a hang), and
+// once the database is back every client must succeed within 2 s.
+func TestRestartDuringConcurrentRun(t *testing.T) {
+	db := pgtest.Start(t, pgtest.Options{})
+	pcfg, err := pgxpool.ParseConfig(db.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.MaxConns = 4
+	ConfigureLazyPool(pcfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	srv, err := New(Config{Pool: pool, AllowFunctions: []string{"pg_sleep"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 4
+	var (
+		mu        sync.Mutex
+		restarted time.Time // when the database accepted connections again
+		stop      atomic.Bool
+		wg        sync.WaitGroup
+		errKinds  = map[string]int{}
+		lateFails []string
+		okAfter   [workers]time.Time
+	)
+	for w := range workers {
+		c, err := client.NewInProcessClient(srv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = start(t, c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				sql := "SELECT 1 AS one"
+				if i%3 == 0 {
+					sql = "SELECT pg_sleep(0.05), 1 AS one"
+				}
+				text, isErr, err := tryCall(c, "run_select", map[string]any{"sql": sql})
+				now := time.Now()
+				mu.Lock()
+				back := !restarted.IsZero()
+				switch {
+				case err != nil:
+					errKinds["transport error: "+err.Error()]++
+				case isErr:
+					kind := text
+					if i := strings.IndexAny(kind, ":("); i > 0 {
+						kind = kind[:i]
+					}
+					errKinds[kind]++
+					if back && now.Sub(restarted) > 2*time.Second {
+						lateFails = append(lateFails, text)
+					}
+				case back && okAfter[w].IsZero():
+					okAfter[w] = now
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := db.StopServer(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := db.StartServer(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	restarted = time.Now()
+	mu.Unlock()
+	time.Sleep(3 * time.Second)
+	stop.Store(true)
+	wg.Wait()
+
+	t.Logf("tool errors by kind: %v", errKinds)
+	for kind := range errKinds {
+		// Allowed: the database going away under a call, or not being there.
+		if !strings.HasPrefix(kind, "database unavailable") && !strings.HasPrefix(kind, "ERROR 57P01") {
+			t.Errorf("unexpected error kind %q", kind)
+		}
+	}
+	for w, at := range okAfter {
+		if at.IsZero() {
+			t.Errorf("client %d never succeeded after the restart", w)
+		} else if d := at.Sub(restarted); d > 2*time.Second {
+			t.Errorf("client %d first succeeded %v after the restart", w, d)
+		}
+	}
+	if len(lateFails) > 0 {
+		t.Errorf("%d calls failed more than 2 s after the restart; first: %s", len(lateFails), lateFails[0])
+	}
+	if st := pool.Stat(); st.TotalConns() > 4 || st.AcquiredConns() != 0 {
+		t.Errorf("pool after the run: total %d, acquired %d", st.TotalConns(), st.AcquiredConns())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/qpkit/qpkit/pkg/mcpserver"
+	"github.com/qpkit/qpkit/pkg/tracing"
 )
 
 type serveCmd struct {
@@ -29,6 +30,7 @@ type serveCmd struct {
 	HTTP                string   `name:"http" env:"MCPG_HTTP" placeholder:"ADDR" help:"Serve streamable HTTP on ADDR (host:port, path /mcp) instead of stdio."`
 	AuthToken           string   `name:"auth-token" env:"MCPG_AUTH_TOKEN" placeholder:"TOKEN" help:"HTTP: require Authorization: Bearer TOKEN; required unless ADDR is loopback."`
 	RateLimit           float64  `name:"rate-limit" env:"MCPG_RATE_LIMIT" default:"0" placeholder:"PER_SEC" help:"Tool calls per second per session, burst max(1, rate); 0 is off (default: ${default})."`
+	PrincipalRateLimit  float64  `name:"principal-rate-limit" env:"MCPG_PRINCIPAL_RATE_LIMIT" default:"0" placeholder:"PER_SEC" help:"Tool calls per second of all sessions of one principal (the auth token, or stdio) together; 0 means --rate-limit (default: ${default})."`
 	AuditLog            string   `name:"audit-log" env:"MCPG_AUDIT_LOG" placeholder:"PATH" help:"Append one JSON line per tool call to PATH (- is stderr); default none."`
 	StrictRole          bool     `name:"strict-role" env:"MCPG_STRICT_ROLE" help:"Refuse to start (exit 2) when the role is a superuser or in pg_read_server_files, pg_write_server_files or pg_execute_server_program; otherwise that is a warning. With it, an unreachable database at start-up is a failure (exit 3) instead of a warning."`
 	FenceResults        bool     `name:"fence-results" env:"MCPG_FENCE_RESULTS" help:"Wrap run_select results in <untrusted-data id=RANDOM> markers with a note that they are data, not instructions (default: off)."`
@@ -55,6 +57,7 @@ func (c *serveCmd) Run(e *env) error {
 		AllowFunctions:      c.AllowFunction,
 		AllowExplainAnalyze: c.AllowExplainAnalyze,
 		RateLimit:           c.RateLimit,
+		PrincipalRateLimit:  c.PrincipalRateLimit,
 		FenceResults:        c.FenceResults,
 		Logger:              slog.New(slog.NewTextHandler(e.stderr, nil)),
 	}
@@ -96,6 +99,21 @@ func (c *serveCmd) Run(e *env) error {
 				cfg.Logger.Warn("audit records dropped: the log could not keep up", "dropped", n)
 			}
 		}()
+	}
+	tp, err := tracing.FromEnv(e.ctx, "mcpg", cfg.Version)
+	if err != nil {
+		return usagef("%s", err)
+	}
+	if tp != nil {
+		cfg.Tracer = tp.Tracer("github.com/qpkit/qpkit/pkg/mcpserver")
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(ctx); err != nil {
+				cfg.Logger.Warn("trace export failed at shutdown", "err", err)
+			}
+		}()
+		cfg.Logger.Info("tracing: exporting spans over OTLP/HTTP")
 	}
 	pool, err := openPool(e.ctx, c.DatabaseURL, c.PoolSize)
 	if err != nil {

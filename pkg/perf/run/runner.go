@@ -1,0 +1,357 @@
+// The loops: per query and path a cold call, a discarded warm-up and N
+// timed calls; then the concurrency sweep on the point lookup.
+
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/perf"
+)
+
+// Config is one perfrun run.
+type Config struct {
+	Settings
+	Paths         []string
+	Queries       []Query
+	Iterations    int
+	Warmup        int
+	Concurrency   []int
+	SweepDuration time.Duration
+	SweepWarmup   time.Duration
+	// Progress, when set, gets one line per finished unit.
+	Progress io.Writer
+	// Done lists units already in the output (--resume): they are skipped.
+	Done map[Unit]bool
+}
+
+// Unit is what is written in one burst: one (path, query) latency run, or
+// one (path, query, concurrency) level of the sweep.
+type Unit struct {
+	Path, Query string
+	Concurrency int // 0 for a latency unit
+}
+
+// timeoutGrace lets the server's statement timeout, equal to the call
+// timeout, fire before the client gives up, so a slow statement ends as a
+// clean timeout error instead of a closed connection.
+const timeoutGrace = time.Second
+
+// gcLimit is the heap size above which the loops collect between calls;
+// the collector is otherwise off while a call is timed.
+const gcLimit = 256 << 20
+
+// Runner writes the records of a run as it goes.
+type Runner struct {
+	cfg     Config
+	out     io.Writer // each unit is one Write
+	runID   string
+	samples int64
+}
+
+// NewRunner writes units to out under runID.
+func NewRunner(cfg Config, out io.Writer, runID string) *Runner {
+	return &Runner{cfg: cfg, out: out, runID: runID}
+}
+
+// Samples returns how many samples were written.
+func (r *Runner) Samples() int64 { return r.samples }
+
+// Latency runs every query on every path, skipping done units.
+func (r *Runner) Latency(ctx context.Context) error {
+	old := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(old)
+	for _, q := range r.cfg.Queries {
+		for _, name := range r.cfg.Paths {
+			u := Unit{Path: name, Query: q.ID}
+			if r.cfg.Done[u] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p, err := NewPath(name, r.cfg.Settings)
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			samples, err := r.latencyUnit(ctx, p, q)
+			p.Close()
+			if err != nil {
+				return err
+			}
+			if err := r.flush(samples, nil); err != nil {
+				return err
+			}
+			r.progress("%-14s %-12s %3d samples, p50 %v (%v)", q.ID, name, len(samples), p50(samples), time.Since(t0).Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// latencyUnit times one query on one path: a cold call on a fresh
+// connection, the warm-up, then the iterations.
+func (r *Runner) latencyUnit(ctx context.Context, p Path, q Query) ([]*perf.Sample, error) {
+	if err := p.Open(ctx); err != nil {
+		return nil, err
+	}
+	var out []*perf.Sample
+	cold := r.timed(ctx, p, q, perf.PhaseCold, 0)
+	out = append(out, cold)
+	for range r.cfg.Warmup {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.timed(ctx, p, q, perf.PhaseWarm, 0)
+	}
+	for i := range r.cfg.Iterations {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out = append(out, r.timed(ctx, p, q, perf.PhaseWarm, i))
+	}
+	return out, nil
+}
+
+// timed makes one call with the timeout and returns its sample. The heap
+// is collected before the clock starts when it has grown large.
+func (r *Runner) timed(ctx context.Context, p Path, q Query, phase string, iter int) *perf.Sample {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.HeapAlloc > gcLimit {
+		runtime.GC()
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout+timeoutGrace)
+	t0 := time.Now()
+	res, err := p.Call(cctx, q.SQL)
+	dur := time.Since(t0)
+	cancel()
+	s := sample(p.Name(), q.ID, phase, 1, iter, 0, dur, res, err)
+	if err != nil && ctx.Err() == nil {
+		// A failed call may leave a path unusable (a connection closed
+		// by a cancel): start afresh, untimed, for the next one.
+		p.Open(ctx)
+	}
+	return s
+}
+
+func sample(path, query, phase string, conc, iter, client int, dur time.Duration, res Result, err error) *perf.Sample {
+	s := &perf.Sample{Path: path, Query: query, Phase: phase, Concurrency: conc, Iter: iter, Client: client,
+		Status: perf.StatusOK, DurNS: dur.Nanoseconds(), Rows: int64(res.Rows), ResultBytes: int64(res.Bytes)}
+	switch {
+	case errors.Is(err, ErrTimeout):
+		s.Status, s.Error = perf.StatusTimeout, oneLine(err.Error())
+	case err != nil:
+		s.Status, s.Error = perf.StatusError, oneLine(err.Error())
+	}
+	if t := res.Timing; t != nil {
+		seg := func(d time.Duration) *int64 { n := d.Nanoseconds(); return &n }
+		s.TParseNS, s.TPoolNS, s.TTxnNS, s.TDBNS, s.TSerializeNS = seg(t.Parse), seg(t.Pool), seg(t.Txn), seg(t.DB), seg(t.Serialize)
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\r' || c == '\t' {
+			b[i] = ' '
+		}
+	}
+	if len(b) > 500 {
+		b = append(b[:497], "..."...)
+	}
+	return string(b)
+}
+
+// flush writes a unit's records in one Write, so that an interrupted run
+// keeps whole units only (almost always; --resume drops a torn one).
+func (r *Runner) flush(samples []*perf.Sample, load *perf.Load) error {
+	var buf bytes.Buffer
+	w := perf.NewWriter(&buf, r.runID)
+	for _, s := range samples {
+		if err := w.Write(s); err != nil {
+			return err
+		}
+	}
+	if load != nil {
+		if err := w.Write(load); err != nil {
+			return err
+		}
+	}
+	if _, err := r.out.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write samples: %w", err)
+	}
+	r.samples += int64(len(samples))
+	return nil
+}
+
+func (r *Runner) progress(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "perfrun: "+format+"\n", args...)
+	}
+}
+
+func p50(s []*perf.Sample) time.Duration {
+	var d []int64
+	for _, x := range s {
+		if x.Phase == perf.PhaseWarm && x.Status == perf.StatusOK {
+			d = append(d, x.DurNS)
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	sortInt64(d)
+	return time.Duration(d[len(d)/2]).Round(time.Microsecond)
+}
+
+// Sweep runs the point lookup at each concurrency level on native and
+// server, each given as many connections as clients.
+func (r *Runner) Sweep(ctx context.Context) error {
+	var q *Query
+	for i := range r.cfg.Queries {
+		if r.cfg.Queries[i].ID == PointLookup {
+			q = &r.cfg.Queries[i]
+		}
+	}
+	if q == nil || len(r.cfg.Concurrency) == 0 {
+		return nil
+	}
+	for _, level := range r.cfg.Concurrency {
+		for _, name := range r.cfg.Paths {
+			if name != "native" && name != "server" {
+				continue
+			}
+			u := Unit{Path: name, Query: q.ID, Concurrency: level}
+			if r.cfg.Done[u] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			samples, load, err := r.level(ctx, name, *q, level)
+			if err != nil {
+				return err
+			}
+			if level == 1 {
+				// Latency at one client is the latency unit's; level 1
+				// adds only its throughput, so that samples of one
+				// (path, query, phase, concurrency) come from one loop.
+				samples = nil
+			}
+			if err := r.flush(samples, load); err != nil {
+				return err
+			}
+			rps := float64(load.Requests) / time.Duration(load.DurationNS).Seconds()
+			r.progress("sweep %-8s %3d clients: %8.0f req/s, p50 %v, %d errors", name, level, rps, p50(samples), load.Errors+load.Timeouts)
+		}
+	}
+	return nil
+}
+
+// caller is one client of the sweep.
+type caller func(ctx context.Context, buf []byte) (Result, []byte, error)
+
+// level runs one concurrency level: level clients call in a loop for the
+// warm-up, then for SweepDuration while every call is recorded.
+func (r *Runner) level(ctx context.Context, name string, q Query, level int) ([]*perf.Sample, *perf.Load, error) {
+	callers := make([]caller, level)
+	var closers []func() error
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	switch name {
+	case "native":
+		for i := range callers {
+			p := &nativePath{s: r.cfg.Settings}
+			if err := p.Open(ctx); err != nil {
+				return nil, nil, err
+			}
+			closers = append(closers, p.Close)
+			callers[i] = func(ctx context.Context, buf []byte) (Result, []byte, error) {
+				res, err := p.Call(ctx, q.SQL)
+				return res, buf, err
+			}
+		}
+	case "server":
+		p := &serverPath{s: r.cfg.Settings}
+		if err := p.openPool(ctx, level); err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, p.Close)
+		for i := range callers {
+			callers[i] = func(ctx context.Context, buf []byte) (Result, []byte, error) {
+				return p.call(ctx, q.SQL, buf)
+			}
+		}
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		all      []*perf.Sample
+		errs     int64
+		timeouts int64
+	)
+	start := time.Now()
+	measureFrom := start.Add(r.cfg.SweepWarmup)
+	end := measureFrom.Add(r.cfg.SweepDuration)
+	for i, call := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			var mine []*perf.Sample
+			var e, to int64
+			for iter := 0; ctx.Err() == nil; {
+				cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout+timeoutGrace)
+				t0 := time.Now()
+				var res Result
+				var err error
+				res, buf, err = call(cctx, buf)
+				t1 := time.Now()
+				cancel()
+				if t1.After(end) {
+					break
+				}
+				if t0.Before(measureFrom) {
+					continue
+				}
+				s := sample(name, q.ID, perf.PhaseWarm, level, iter, i, t1.Sub(t0), res, err)
+				switch s.Status {
+				case perf.StatusError:
+					e++
+				case perf.StatusTimeout:
+					to++
+				}
+				mine = append(mine, s)
+				iter++
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			errs += e
+			timeouts += to
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	// Client order, then iteration order: the output does not depend on
+	// goroutine scheduling.
+	sortSamples(all)
+	load := &perf.Load{Path: name, Query: q.ID, Concurrency: level, DurationNS: r.cfg.SweepDuration.Nanoseconds(),
+		Requests: int64(len(all)), Errors: errs, Timeouts: timeouts, Conns: level}
+	return all, load, nil
+}

@@ -145,9 +145,9 @@ func TestReadQueries(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"{\"id\":\"a\",\"sql\":\"x\"}\n{\"id\":\"a\",\"sql\":\"y\"}": "q.jsonl:2: duplicate id",
-		"{\"id\":\"a\"}":                       "q.jsonl:1: id and sql are required",
+		"{\"id\":\"a\"}":                         "q.jsonl:1: id and sql are required",
 		"{\"id\":\"a\",\"sql\":\"x\",\"bad\":1}": "q.jsonl:1: json: unknown field",
-		"":                                     "no queries",
+		"":                                       "no queries",
 	} {
 		if _, err := ReadQueries(strings.NewReader(in), "q.jsonl"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

@@ -527,12 +527,16 @@ type Records struct {
 }
 
 // ReadAll reads every record from r; name prefixes error messages. A run
-// record anywhere but first is an error.
+// record anywhere but first is an error, and so is a record whose run_id
+// is not the run record's (records may omit run_id).
 func ReadAll(r io.Reader, name string) (*Records, error) {
 	rd := NewReader(r, name)
 	recs := new(Records)
 	first := true
 	for rd.Scan() {
+		if h := rd.Record().header(); recs.Run != nil && h.RunID != "" && h.RunID != recs.Run.RunID {
+			return nil, &LineError{Name: name, Line: rd.Line(), Err: fmt.Errorf("run_id %q is not the run record's %q", h.RunID, recs.Run.RunID)}
+		}
 		switch rec := rd.Record().(type) {
 		case *Run:
 			if !first {

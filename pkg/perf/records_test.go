@@ -117,6 +117,7 @@ func TestReaderErrors(t *testing.T) {
 		{"run without id", `{"type":"run","version":"1.0"}`, "run: run_id missing"},
 		{"repeated query", `{"type":"run","version":"1.0","run_id":"r","queries":[{"id":"a"},{"id":"a"}]}`, `queries[1].id "a" repeated`},
 		{"second run", runLine, "run record is not the first record"},
+		{"other run", strings.Replace(sample(""), `"r1"`, `"r2"`, 1), `run_id "r2" is not the run record's "r1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := runLine + "\n" + sample("") + "\n" + tc.line + "\n" + sample("") + "\n"

@@ -1,0 +1,9 @@
+module github.com/qpkit/qpkit/tools/perfstat
+
+go 1.26.0
+
+require github.com/qpkit/qpkit/pkg v0.0.0
+
+require github.com/alecthomas/kong v1.17.0 // indirect
+
+replace github.com/qpkit/qpkit/pkg => ../../pkg

@@ -51,7 +51,7 @@ func TestConnectionsComeBackClean(t *testing.T) {
 	}
 	// A truncated result's cursor page.
 	text, _ := call(t, c, "run_select", map[string]any{"sql": "SELECT id FROM shop.customers ORDER BY id"})
-	if cur := decode(t, text).Cursor; cur == "" {
+	if cur := parseTSV(t, text).Cursor; cur == "" {
 		t.Error("no cursor on a truncated result")
 	} else if text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT id FROM shop.customers ORDER BY id", "cursor": cur}); isErr {
 		t.Errorf("cursor page: %s", text)

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/qpkit/qpkit/pkg/pgexec"
 )
 
 // cursorKeys signs cursors with a key made at New, so a cursor is valid
@@ -85,13 +87,19 @@ func (k *cursorKeys) offset(cursor, sql string, params []any) (int, error) {
 	return c.Offset, nil
 }
 
-// withCursor adds "cursor" to a result document (a JSON object).
-func withCursor(doc []byte, cursor string) []byte {
-	if len(doc) == 0 || doc[len(doc)-1] != '}' {
+// withCursor adds the cursor to a result document, reusing doc's memory:
+// JSON gets a "cursor" member, TSV's footer "(N rows, truncated by rows)"
+// becomes "(N rows, truncated by rows; cursor: C)". The cursor is base64url
+// and '.', so neither format needs escaping.
+func withCursor(doc []byte, cursor string, f pgexec.Format) []byte {
+	end, before, after := byte('}'), `,"cursor":"`, `"}`
+	if f == pgexec.FormatTSV {
+		end, before, after = ')', "; cursor: ", ")"
+	}
+	if len(doc) == 0 || doc[len(doc)-1] != end {
 		return doc
 	}
-	out := append([]byte{}, doc[:len(doc)-1]...)
-	out = append(out, `,"cursor":"`...)
-	out = append(out, cursor...) // base64url and '.': no escaping needed
-	return append(out, `"}`...)
+	doc = append(doc[:len(doc)-1], before...)
+	doc = append(doc, cursor...)
+	return append(doc, after...)
 }

@@ -1,65 +1,67 @@
 package mcpserver
 
 import (
-	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestRunSelectCursor pages 250 rows by 100: three pages, every row once.
+// TestRunSelectCursor pages 250 rows by 100: three pages, every row once,
+// in either format and when the format changes between pages.
 func TestRunSelectCursor(t *testing.T) {
 	c := newClient(t, Config{})
 	const q = "SELECT id FROM shop.customers WHERE id <= $1 ORDER BY id"
 	params := []any{250}
-	seen := map[int]int{}
-	cursor := ""
-	pages := 0
-	for {
-		args := map[string]any{"sql": q, "params": params, "max_rows": 100}
-		if cursor != "" {
-			args["cursor"] = cursor
+	for _, formats := range [][]string{{"tsv"}, {"json"}, {"json", "tsv"}} {
+		seen := map[string]int{}
+		cursor := ""
+		pages := 0
+		for {
+			f := formats[pages%len(formats)]
+			args := map[string]any{"sql": q, "params": params, "max_rows": 100, "format": f}
+			if cursor != "" {
+				args["cursor"] = cursor
+			}
+			text, isErr := call(t, c, "run_select", args)
+			if isErr {
+				t.Fatalf("%v page %d: %s", formats, pages+1, text)
+			}
+			pages++
+			var d doc
+			if f == "json" {
+				d = decode(t, text)
+			} else {
+				d = parseTSV(t, text)
+			}
+			for _, r := range d.Rows {
+				seen[fmt.Sprint(r[0])]++
+			}
+			if d.Truncated != (d.Cursor != "") {
+				t.Fatalf("%v page %d: truncated %v but cursor %q", formats, pages, d.Truncated, d.Cursor)
+			}
+			if d.Cursor == "" {
+				break
+			}
+			if pages > 5 {
+				t.Fatal("too many pages")
+			}
+			cursor = d.Cursor
 		}
-		text, isErr := call(t, c, "run_select", args)
-		if isErr {
-			t.Fatalf("page %d: %s", pages+1, text)
+		if pages != 3 || len(seen) != 250 {
+			t.Fatalf("%v: %d pages, %d distinct rows; want 3, 250", formats, pages, len(seen))
 		}
-		pages++
-		var d struct {
-			doc
-			Cursor string `json:"cursor"`
-		}
-		if err := json.Unmarshal([]byte(text), &d); err != nil {
-			t.Fatalf("page %d: %v: %s", pages, err, text)
-		}
-		for _, r := range d.Rows {
-			seen[int(r[0].(float64))]++
-		}
-		if d.Truncated != (d.Cursor != "") {
-			t.Fatalf("page %d: truncated %v but cursor %q", pages, d.Truncated, d.Cursor)
-		}
-		if d.Cursor == "" {
-			break
-		}
-		if pages > 5 {
-			t.Fatal("too many pages")
-		}
-		cursor = d.Cursor
-	}
-	if pages != 3 || len(seen) != 250 {
-		t.Fatalf("%d pages, %d distinct rows; want 3, 250", pages, len(seen))
-	}
-	for id := 1; id <= 250; id++ {
-		if seen[id] != 1 {
-			t.Fatalf("row %d seen %d times", id, seen[id])
+		for id := 1; id <= 250; id++ {
+			if seen[strconv.Itoa(id)] != 1 {
+				t.Fatalf("%v: row %d seen %d times", formats, id, seen[strconv.Itoa(id)])
+			}
 		}
 	}
 
 	// The cursor of the second page, misused.
 	text, _ := call(t, c, "run_select", map[string]any{"sql": q, "params": params, "max_rows": 100})
-	var d struct {
-		Cursor string `json:"cursor"`
-	}
-	if err := json.Unmarshal([]byte(text), &d); err != nil || d.Cursor == "" {
+	d := parseTSV(t, text)
+	if d.Cursor == "" {
 		t.Fatalf("no cursor: %s", text)
 	}
 	for name, args := range map[string]map[string]any{

@@ -41,7 +41,7 @@ func TestHTTPToolsWithToken(t *testing.T) {
 		t.Errorf("%d tools", len(tools.Tools))
 	}
 	text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT count(*) FROM shop.customers"})
-	if isErr || decode(t, text).Rows[0][0] != 300.0 {
+	if isErr || parseTSV(t, text).Rows[0][0] != "300" {
 		t.Errorf("run_select over HTTP: %v %s", isErr, text)
 	}
 	recs := auditRecords(t, a, &buf)

@@ -110,15 +110,15 @@ func TestPoolDoesNotLeakAfterTimeouts(t *testing.T) {
 
 	// A normal call works, and the connection it used comes back clean.
 	text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT 1 AS one"})
-	if isErr || decode(t, text).Rows[0][0] != 1.0 {
+	if isErr || parseTSV(t, text).Rows[0][0] != "1" {
 		t.Fatalf("normal call after timeouts: %v %s", isErr, text)
 	}
 	text, isErr = call(t, c, "run_select", map[string]any{"sql": "SHOW statement_timeout"})
-	if isErr || decode(t, text).Rows[0][0] != "5ms" {
+	if isErr || parseTSV(t, text).Rows[0][0] != "5ms" {
 		t.Errorf("statement_timeout after timeouts: %v %s", isErr, text)
 	}
 	text, isErr = call(t, c, "run_select", map[string]any{"sql": "SHOW transaction_read_only"})
-	if isErr || decode(t, text).Rows[0][0] != "on" {
+	if isErr || parseTSV(t, text).Rows[0][0] != "on" {
 		t.Errorf("transaction_read_only after timeouts: %v %s", isErr, text)
 	}
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'`).Scan(&locks); err != nil {

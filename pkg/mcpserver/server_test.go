@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +123,8 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (str
 	return tc.Text, res.IsError
 }
 
+// doc is a run_select result: decode reads format json, parseTSV the
+// default tsv (its values are strings, nil for NULL).
 type doc struct {
 	Columns     []struct{ Name, Type string } `json:"columns"`
 	Rows        [][]any                       `json:"rows"`
@@ -130,11 +134,63 @@ type doc struct {
 	Cursor      string                        `json:"cursor"`
 }
 
-func decode(t *testing.T, text string) doc {
+func decode(t testing.TB, text string) doc {
 	t.Helper()
 	var d doc
 	if err := json.Unmarshal([]byte(text), &d); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, text)
+	}
+	return d
+}
+
+var (
+	tsvFooter  = regexp.MustCompile(`^\((\d+) rows(?:, truncated by (rows|bytes))?(?:; cursor: ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+))?\)$`)
+	tsvUnknown = regexp.MustCompile(`:(oid:\d+)$`)
+	copyEscape = strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n", `\r`, "\r", `\b`, "\b", `\f`, "\f", `\v`, "\v")
+)
+
+// parseTSV reads a tsv result (docs/mcpg.md, "Output formats").
+func parseTSV(t testing.TB, text string) doc {
+	t.Helper()
+	lines := strings.Split(text, "\n")
+	if len(lines) < 2 {
+		t.Fatalf("not TSV, no header and footer:\n%s", text)
+	}
+	var d doc
+	for _, f := range strings.Split(lines[0], "\t") {
+		name, typ := f, ""
+		if m := tsvUnknown.FindStringSubmatchIndex(f); m != nil {
+			name, typ = f[:m[0]], f[m[2]:]
+		} else if i := strings.LastIndexByte(f, ':'); i >= 0 {
+			name, typ = f[:i], f[i+1:]
+		} else {
+			t.Fatalf("header field %q has no type:\n%s", f, text)
+		}
+		d.Columns = append(d.Columns, struct{ Name, Type string }{copyEscape.Replace(name), typ})
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		var row []any
+		for _, f := range strings.Split(l, "\t") {
+			if f == `\N` {
+				row = append(row, nil)
+			} else {
+				row = append(row, copyEscape.Replace(f))
+			}
+		}
+		if len(row) != len(d.Columns) {
+			t.Fatalf("row %q: %d values for %d columns", l, len(row), len(d.Columns))
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	m := tsvFooter.FindStringSubmatch(lines[len(lines)-1])
+	if m == nil {
+		t.Fatalf("no footer:\n%s", text)
+	}
+	d.RowCount, _ = strconv.Atoi(m[1])
+	d.TruncatedBy, d.Cursor = m[2], m[3]
+	d.Truncated = d.TruncatedBy != ""
+	if d.RowCount != len(d.Rows) {
+		t.Fatalf("footer says %d rows, %d lines:\n%s", d.RowCount, len(d.Rows), text)
 	}
 	return d
 }
@@ -182,12 +238,46 @@ func TestRunSelectParams(t *testing.T) {
 	if isErr {
 		t.Fatal(text)
 	}
-	d := decode(t, text)
+	d := parseTSV(t, text)
 	if len(d.Columns) != 2 || d.Columns[0].Name != "id" || d.Columns[1].Type != "text" {
 		t.Errorf("columns %+v", d.Columns)
 	}
 	if d.RowCount != 2 || d.Truncated || len(d.Rows) != 2 || d.Rows[1][1] != "c4" {
 		t.Errorf("got %s", text)
+	}
+}
+
+// TestRunSelectFormats: tsv by default, json on request, the same rows.
+func TestRunSelectFormats(t *testing.T) {
+	c := newClient(t, Config{})
+	const q = `SELECT id, name, NULL::text AS "no` + "\t" + `thing", E'a\\b\nc'::text AS s, 'x'::char(3) AS ch, 1.50::numeric AS n,
+		'2024-01-02 03:04:05+00'::timestamptz AS at FROM shop.customers WHERE id <= 2 ORDER BY id`
+	for _, args := range []map[string]any{{"sql": q}, {"sql": q, "format": "tsv"}} {
+		text, isErr := call(t, c, "run_select", args)
+		want := "id:int4\tname:text\tno\\tthing:text\ts:text\tch:bpchar\tn:numeric\tat:timestamptz\n" +
+			"1\tc1\t\\N\ta\\\\b\\nc\tx\t1.50\t2024-01-02 03:04:05+00\n" +
+			"2\tc2\t\\N\ta\\\\b\\nc\tx\t1.50\t2024-01-02 03:04:05+00\n" +
+			"(2 rows)"
+		if isErr || text != want {
+			t.Errorf("%v:\ngot  %q\nwant %q", args, text, want)
+		}
+	}
+	text, isErr := call(t, c, "run_select", map[string]any{"sql": q, "format": "json"})
+	want := `{"columns":[{"name":"id","type":"int4"},{"name":"name","type":"text"},{"name":"no\tthing","type":"text"},` +
+		`{"name":"s","type":"text"},{"name":"ch","type":"bpchar"},{"name":"n","type":"numeric"},{"name":"at","type":"timestamptz"}],` +
+		`"rows":[[1,"c1",null,"a\\b\nc","x  ",1.50,"2024-01-02T03:04:05+00:00"],[2,"c2",null,"a\\b\nc","x  ",1.50,"2024-01-02T03:04:05+00:00"]],` +
+		`"row_count":2,"truncated":false}`
+	if isErr || text != want {
+		t.Errorf("json:\ngot  %s\nwant %s", text, want)
+	}
+	// The parsed forms agree.
+	tsv, _ := call(t, c, "run_select", map[string]any{"sql": q})
+	if d := parseTSV(t, tsv); d.Columns[2].Name != "no\tthing" || d.Rows[0][2] != nil || d.Rows[1][3] != "a\\b\nc" {
+		t.Errorf("parsed tsv %+v", d)
+	}
+	text, isErr = call(t, c, "run_select", map[string]any{"sql": "SELECT 1", "format": "csv"})
+	if !isErr || text != `format must be "tsv" or "json"` {
+		t.Errorf("format csv: %v %q", isErr, text)
 	}
 }
 
@@ -197,19 +287,24 @@ func TestRunSelectRowCap(t *testing.T) {
 	if isErr {
 		t.Fatal(text)
 	}
-	if d := decode(t, text); !d.Truncated || d.TruncatedBy != "rows" || d.RowCount != 20 || len(d.Rows) != 20 {
+	if d := parseTSV(t, text); !d.Truncated || d.TruncatedBy != "rows" || d.RowCount != 20 || len(d.Rows) != 20 || d.Rows[19][0] != "20" {
 		t.Errorf("server cap: got %s", text)
 	}
-	if !strings.Contains(text, `"truncated":true`) || !strings.Contains(text, `"row_count":20`) {
+	if !strings.Contains(text, "\n20\n(20 rows, truncated by rows; cursor: ") {
 		t.Errorf("text does not say it is truncated: %s", text)
+	}
+	text, _ = call(t, c, "run_select", map[string]any{"sql": "SELECT id FROM shop.customers ORDER BY id", "format": "json"})
+	if d := decode(t, text); !d.Truncated || d.TruncatedBy != "rows" || d.RowCount != 20 || len(d.Rows) != 20 || d.Cursor == "" ||
+		!strings.Contains(text, `[20]],"row_count":20,"truncated":true,"truncated_by":"rows","cursor":"`) {
+		t.Errorf("server cap, json: got %s", text)
 	}
 	// max_rows lowers the cap, never raises it.
 	text, _ = call(t, c, "run_select", map[string]any{"sql": "SELECT id FROM shop.customers", "max_rows": 5})
-	if d := decode(t, text); !d.Truncated || d.RowCount != 5 {
+	if d := parseTSV(t, text); !d.Truncated || d.RowCount != 5 {
 		t.Errorf("max_rows 5: got %s", text)
 	}
 	text, _ = call(t, c, "run_select", map[string]any{"sql": "SELECT id FROM shop.customers", "max_rows": 1000})
-	if d := decode(t, text); !d.Truncated || d.RowCount != 20 {
+	if d := parseTSV(t, text); !d.Truncated || d.RowCount != 20 {
 		t.Errorf("max_rows 1000 with cap 20: got %s", text)
 	}
 	if text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT 1", "max_rows": 0}); !isErr {
@@ -250,7 +345,7 @@ func TestRunSelectErrors(t *testing.T) {
 		}
 	}
 	text, _ := call(t, plain, "run_select", map[string]any{"sql": "SELECT count(*) FROM shop.orders"})
-	if d := decode(t, text); len(d.Rows) != 1 || d.Rows[0][0] != 50.0 {
+	if d := parseTSV(t, text); len(d.Rows) != 1 || d.Rows[0][0] != "50" {
 		t.Errorf("orders changed: %s", text)
 	}
 }

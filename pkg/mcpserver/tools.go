@@ -35,12 +35,14 @@ func readOnly(title string) []mcp.ToolOption {
 func (h *handler) register(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("run_select", append(readOnly("Run a read-only query"),
 		mcp.WithDescription("Run one read-only SQL statement (SELECT, WITH, VALUES, TABLE, SHOW, EXPLAIN). "+
-			"Returns compact JSON: columns once, rows as arrays, row_count, truncated, and a cursor for the next page when truncated."),
+			`Returns TSV: a name:type header line, rows in PostgreSQL text form (COPY escapes, \N = NULL), `+
+			"then (N rows[, truncated by rows|bytes][; cursor: C])."),
 		mcp.WithString("sql", mcp.Required(), mcp.Description("One statement; use $1, $2... for params.")),
 		mcp.WithArray("params", mcp.Description("Values for $1, $2...")),
 		mcp.WithInteger("max_rows", mcp.Min(1), mcp.Description("Row limit, at most the server's "+strconv.Itoa(h.cfg.MaxRows)+".")),
 		mcp.WithString("cursor", mcp.Description("The cursor of a truncated result: returns the next page of the same sql and params "+
 			"(the statement runs again; use an ORDER BY over a unique key for stable pages).")),
+		mcp.WithString("format", mcp.Enum("tsv", "json"), mcp.Description("Output format, default tsv.")),
 	)...), h.tool("run_select", h.runSelect))
 	s.AddTool(mcp.NewTool("explain_query", append(readOnly("Explain a query"),
 		mcp.WithDescription("Show PostgreSQL's plan for one read-only statement (EXPLAIN, text format). "+
@@ -184,6 +186,14 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 			return o.bad("params must be an array"), nil
 		}
 	}
+	format := pgexec.FormatTSV
+	switch f := req.GetString("format", "tsv"); f {
+	case "tsv":
+	case "json":
+		format = pgexec.FormatJSON
+	default:
+		return o.bad(`format must be "tsv" or "json"`), nil
+	}
 	maxRows := h.cfg.MaxRows
 	if _, ok := args["max_rows"]; ok {
 		n, err := req.RequireInt("max_rows")
@@ -196,6 +206,7 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 	if err != nil {
 		return nil, err
 	}
+	ex = ex.WithFormat(format)
 	offset := 0
 	if cur := req.GetString("cursor", ""); cur != "" {
 		if offset, err = h.cursors.offset(cur, sql, params); err != nil {
@@ -208,11 +219,11 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 		return o.fail(err), nil
 	}
 	o.rows = res.Rows
-	doc := res.JSON
+	doc := res.Doc
 	// A page that returned nothing (one row above max_bytes) has no next
 	// page: its cursor would repeat it.
 	if res.Truncated && res.Rows > 0 && offset+res.Rows <= pgexec.MaxSkip {
-		doc = withCursor(doc, h.cursors.issue(sql, params, offset+res.Rows))
+		doc = withCursor(doc, h.cursors.issue(sql, params, offset+res.Rows), format)
 	}
 	if h.cfg.FenceResults {
 		return mcp.NewToolResultText(fence(string(doc))), nil

@@ -35,22 +35,25 @@ func benchExecutor(b *testing.B, sql string, opts Options) {
 	pool := newPool(b, 1, true)
 	e := newExec(b, pool, opts)
 	ctx := context.Background()
-	var buf []byte
-	run(b, e, sql) // connect outside the timed loop
+	last, err := e.Run(ctx, sql, nil, nil) // connects outside the timed loop
+	if err != nil {
+		b.Fatal(err)
+	}
 	lat := newLatencies(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		res, err := e.Run(ctx, sql, nil, buf[:0])
+		res, err := e.Run(ctx, sql, nil, last.Doc[:0])
 		lat = append(lat, time.Since(t0))
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf = res.JSON
+		last = res
 	}
 	b.StopTimer()
 	lat.report(b)
+	b.ReportMetric(float64(len(last.Doc)), "doc-bytes")
 }
 
 // bareConn is a plain pgconn connection with the executor's session
@@ -149,6 +152,11 @@ func BenchmarkExecutor100kRows(b *testing.B) {
 	benchExecutor(b, rows100kSQL, Options{MaxRows: 100000, MaxBytes: maxMaxBytes})
 }
 
+// BenchmarkExecutor100kRowsTSV is BenchmarkExecutor100kRows with FormatTSV.
+func BenchmarkExecutor100kRowsTSV(b *testing.B) {
+	benchExecutor(b, rows100kSQL, Options{MaxRows: 100000, MaxBytes: maxMaxBytes, Format: FormatTSV})
+}
+
 func BenchmarkBarePgx100kRows(b *testing.B) { benchBareEnvelope(b, rows100kSQL) }
 
 // benchPaired alternates one executor call and one bare pipelined call per
@@ -194,4 +202,25 @@ func BenchmarkPairedSelect1(b *testing.B) { benchPaired(b, "SELECT 1", Options{}
 
 func BenchmarkPaired100kRows(b *testing.B) {
 	benchPaired(b, rows100kSQL, Options{MaxRows: 100000, MaxBytes: maxMaxBytes})
+}
+
+// BenchmarkAppendRow is the client's work per row alone, without a server:
+// one row of rows100kSQL's shape (int4, text, timestamptz) in each format.
+func BenchmarkAppendRow(b *testing.B) {
+	cols := []colInfo{{typ: types[23]}, {typ: types[25]}, {typ: types[1184]}}
+	vals := [][]byte{[]byte("54321"), []byte("54321"), []byte("2024-01-02 03:04:05.123456+00")}
+	for _, f := range []Format{FormatJSON, FormatTSV} {
+		b.Run(f.String(), func(b *testing.B) {
+			s := serializer{format: f}
+			dst := make([]byte, 0, 1<<16)
+			b.ReportAllocs()
+			for b.Loop() {
+				var ok bool
+				if dst, ok = s.appendRow(dst[:0], 0, 1<<20, true, vals, cols); !ok {
+					b.Fatal("row did not fit")
+				}
+			}
+			b.ReportMetric(float64(len(dst)), "row-bytes")
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,8 +31,8 @@ type Options struct {
 	// asks the server for MaxRows+1 with the Execute message's row limit,
 	// so it learns about truncation without computing the rest.
 	MaxRows int
-	// MaxBytes caps the JSON document (default 32 KiB). Rows that would
-	// exceed it are left out and the result says truncated_by "bytes".
+	// MaxBytes caps the document (default 32 KiB). Rows that would
+	// exceed it are left out and the result says truncated by "bytes".
 	MaxBytes int
 	// MaxValueBytes is the largest single value accepted (default 1 MiB).
 	// A larger value fails the call with SQLSTATE 54000; see docs/pgexec.md.
@@ -39,6 +40,34 @@ type Options struct {
 	// StatementTimeout is SET LOCAL statement_timeout inside the envelope
 	// (default 30 s, at least 1 ms).
 	StatementTimeout time.Duration
+	// Format is the document's format: FormatJSON (the zero value) or
+	// FormatTSV. WithFormat gives the same executor in the other format.
+	Format Format
+}
+
+// Format is a result document's format; docs/pgexec.md has both grammars.
+type Format uint8
+
+const (
+	// FormatJSON: {"columns":[...],"rows":[[...]],"row_count":N,"truncated":false}.
+	FormatJSON Format = iota
+	// FormatTSV: a name:type header line, one line per row with each value
+	// in PostgreSQL's text form escaped as COPY's text format does (bpchar
+	// without its trailing pad), and a footer line "(N rows)".
+	FormatTSV
+
+	numFormats
+)
+
+// String returns "json" or "tsv".
+func (f Format) String() string {
+	switch f {
+	case FormatJSON:
+		return "json"
+	case FormatTSV:
+		return "tsv"
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
 
 // Defaults for Options.
@@ -77,6 +106,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("pgexec: MaxValueBytes %d out of range", o.MaxValueBytes)
 	case o.StatementTimeout < time.Millisecond || o.StatementTimeout.Milliseconds() > 1<<31-1:
 		return o, fmt.Errorf("pgexec: StatementTimeout %v out of range [1ms, 24.8 days]", o.StatementTimeout)
+	case o.Format >= numFormats:
+		return o, fmt.Errorf("pgexec: unknown %v", o.Format)
 	}
 	return o, nil
 }
@@ -89,15 +120,22 @@ type Executor struct {
 	opts        Options
 	env         envelope
 	baseMaxBody int // the connections' own message size limit, restored after each call
-	states      sync.Pool
-	destroyed   atomic.Int64
+	// The executor in each format (WithFormat). They differ only in
+	// opts.Format and share everything below.
+	formats   *[numFormats]*Executor
+	states    *sync.Pool
+	destroyed *atomic.Int64
 }
 
 // Result is one call's outcome.
 type Result struct {
-	// JSON is dst with the document appended:
+	// Doc is dst with the document appended, in the executor's format.
+	// FormatJSON:
 	// {"columns":[{"name":"a","type":"int4"}],"rows":[[1]],"row_count":1,"truncated":false}
-	// plus "truncated_by":"rows"|"bytes" when truncated.
+	// plus "truncated_by":"rows"|"bytes" when truncated. FormatTSV:
+	// "a:int4\n1\n(1 rows)".
+	Doc []byte
+	// JSON is Doc with FormatJSON, nil with FormatTSV.
 	JSON        []byte
 	Columns     []Column
 	Rows        int
@@ -135,18 +173,35 @@ func newExecutor(pool *pgxpool.Pool, v Validator, opts Options, begin, setTimeou
 	if err != nil {
 		return nil, fmt.Errorf("pgexec: encode envelope: %w", err)
 	}
-	e := &Executor{pool: pool, validator: v, opts: opts, env: env}
+	e := &Executor{pool: pool, validator: v, opts: opts, env: env,
+		formats: new([numFormats]*Executor), states: new(sync.Pool), destroyed: new(atomic.Int64)}
 	e.baseMaxBody = pool.Config().ConnConfig.MaxProtocolMessageBodyLen
 	if e.baseMaxBody == 0 {
 		e.baseMaxBody = 0x3fffffff - 1 // pgproto3's default: the server's own message limit
 	}
 	e.states.New = func() any { return new(callState) }
+	for f := range numFormats {
+		sibling := *e
+		sibling.opts.Format = f
+		e.formats[f] = &sibling
+	}
+	e.formats[opts.Format] = e
 	return e, nil
 }
 
-// DestroyedConns counts connections the executor closed instead of
-// returning to the pool (failed I/O, cancellation, a non-idle transaction
-// state or a statement that may leave session state behind).
+// WithFormat returns the executor that writes documents in format f and is
+// otherwise e: same pool, validator and limits, same DestroyedConns count.
+// It allocates nothing; an unknown f gives e.
+func (e *Executor) WithFormat(f Format) *Executor {
+	if f >= numFormats {
+		return e
+	}
+	return e.formats[f]
+}
+
+// DestroyedConns counts connections the executor (in any format) closed
+// instead of returning to the pool (failed I/O, cancellation, a non-idle
+// transaction state or a statement that may leave session state behind).
 func (e *Executor) DestroyedConns() int64 { return e.destroyed.Load() }
 
 // callState is the reusable memory of one call.
@@ -187,10 +242,10 @@ const MaxSkip = 1<<31 - 1
 // discards them (byte and value limits still apply to them as they arrive,
 // except the document size, which counts only kept rows).
 func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip int, dst []byte) (res Result, err error) {
+	res.setDoc(dst, e.opts.Format)
 	if skip < 0 || skip > MaxSkip {
-		return Result{JSON: dst}, fmt.Errorf("pgexec: skip %d out of range 0..%d", skip, MaxSkip)
+		return res, fmt.Errorf("pgexec: skip %d out of range 0..%d", skip, MaxSkip)
 	}
-	res.JSON = dst
 	tStart := time.Now()
 	err = e.validator.Validate(sql)
 	defer func() { res.Timing.Total = time.Since(tStart) }()
@@ -228,6 +283,7 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 
 	x := &st.x
 	x.reset(dst, skip, e.opts.MaxRows, e.opts.MaxBytes, e.opts.MaxValueBytes)
+	x.ser.format = e.opts.Format
 	ioErr, canceled, txn := e.exchange(ctx, conn, sql, st.pvals, x)
 	tDone := time.Now()
 	res.Timing.Txn = txn
@@ -248,9 +304,17 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 		x.by = "rows" // defensive; addRow sets it
 	}
 	x.finish()
-	res.JSON, res.Rows, res.TruncatedBy, res.Truncated = x.doc, x.written, x.by, x.by != ""
+	res.setDoc(x.doc, e.opts.Format)
+	res.Rows, res.TruncatedBy, res.Truncated = x.written, x.by, x.by != ""
 	res.Timing.Serialize = x.serTime + time.Since(tDone)
 	return res, nil
+}
+
+func (r *Result) setDoc(doc []byte, f Format) {
+	r.Doc, r.JSON = doc, nil
+	if f == FormatJSON {
+		r.JSON = doc
+	}
 }
 
 // acquire checks out a connection that is idle outside any transaction.

@@ -1,4 +1,4 @@
-// Rows to JSON: one appender per kind of column type, reading the server's text format directly.
+// Rows to JSON: one appender per kind of column type, reading the server's text format directly (FormatTSV rows: serialize_tsv.go).
 
 package pgexec
 
@@ -27,6 +27,7 @@ const (
 	kTimestamp               // RFC 3339 without offset: 2024-01-02T03:04:05.123
 	kTimestamptz             // RFC 3339: 2024-01-02T03:04:05.123+00:00
 	kArray                   // JSON array of the element kind
+	kBpchar                  // bpchar: a JSON string like kString; TSV trims the pad
 )
 
 type typeInfo struct {
@@ -46,7 +47,7 @@ var types = map[uint32]typeInfo{
 	142: {"xml", kString, 0}, 194: {"pg_node_tree", kString, 0}, 650: {"cidr", kString, 0},
 	700: {"float4", kFloat, 0}, 701: {"float8", kFloat, 0}, 705: {"unknown", kString, 0},
 	774: {"macaddr8", kString, 0}, 790: {"money", kString, 0}, 829: {"macaddr", kString, 0},
-	869: {"inet", kString, 0}, 1033: {"aclitem", kString, 0}, 1042: {"bpchar", kString, 0},
+	869: {"inet", kString, 0}, 1033: {"aclitem", kString, 0}, 1042: {"bpchar", kBpchar, 0},
 	1043: {"varchar", kString, 0}, 1082: {"date", kString, 0}, 1083: {"time", kString, 0},
 	1114: {"timestamp", kTimestamp, 0}, 1184: {"timestamptz", kTimestamptz, 0},
 	1186: {"interval", kString, 0}, 1266: {"timetz", kString, 0}, 1560: {"bit", kString, 0},
@@ -101,6 +102,10 @@ func (x *exchange) finish() {
 		x.doc = x.ser.appendHeader(x.doc, nil, nil)
 		x.header = true
 	}
+	if x.ser.format == FormatTSV {
+		x.doc = appendTSVFooter(x.doc, x.written, x.by)
+		return
+	}
 	x.doc = appendTrailer(x.doc, x.written, x.by)
 }
 
@@ -113,18 +118,23 @@ func (x *exchange) colName(i int) string {
 }
 
 // trailerRoom is reserved at the end of the document for
-// `],"row_count":N,"truncated":true,"truncated_by":"bytes"}`.
+// `],"row_count":N,"truncated":true,"truncated_by":"bytes"}` (JSON) or
+// "\n(N rows, truncated by bytes)" (TSV).
 const trailerRoom = 80
 
 // serializer writes the document. scratch is reused for decoding bytea and
 // unescaping array elements.
 type serializer struct {
+	format  Format
 	scratch []byte // decoded bytea
 	elem    []byte // unescaped array element
 }
 
 // appendHeader starts the document: the columns and the opening of rows.
 func (s *serializer) appendHeader(dst []byte, cols []colInfo, names []byte) []byte {
+	if s.format == FormatTSV {
+		return appendTSVHeader(dst, cols, names)
+	}
 	dst = append(dst, `{"columns":[`...)
 	for i, c := range cols {
 		if i > 0 {
@@ -143,6 +153,9 @@ func (s *serializer) appendHeader(dst []byte, cols []colInfo, names []byte) []by
 // start) longer than maxBytes once the trailer is added; then it returns
 // dst unchanged and false.
 func (s *serializer) appendRow(dst []byte, start, maxBytes int, comma bool, vals [][]byte, cols []colInfo) ([]byte, bool) {
+	if s.format == FormatTSV {
+		return appendTSVRow(dst, start, maxBytes, vals, cols)
+	}
 	mark := len(dst)
 	if comma {
 		dst = append(dst, ',')

@@ -15,5 +15,5 @@
 //
 // Rows are fetched with the Execute message's row limit (MaxRows+1), never
 // by rewriting the statement, and written straight from the wire's text
-// values into a compact JSON document.
+// values into a compact JSON or TSV document (Options.Format).
 package pgexec

@@ -321,3 +321,14 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("defaults %+v", e.opts)
 	}
 }
+
+// TestZeroColumns checks results without columns: the messages after their
+// rows must fit the per-row message bound.
+func TestZeroColumns(t *testing.T) {
+	e := newExec(t, newPool(t, 1, true), Options{})
+	res := run(t, e, "SELECT FROM generate_series(1, 2)")
+	want := `{"columns":[],"rows":[[],[]],"row_count":2,"truncated":false}`
+	if string(res.JSON) != want {
+		t.Fatalf("got  %s\nwant %s", res.JSON, want)
+	}
+}

@@ -205,7 +205,10 @@ func (x *exchange) readReplies(pc *pgconn.PgConn, fe *pgproto3.Frontend, baseMax
 				x.serMark = time.Now()
 				x.inStream = true
 				x.setColumns(m)
-				fe.SetMaxBodyLen(2 + len(m.Fields)*(4+x.maxValueBytes))
+				// A DataRow's bound, with a floor so that the messages
+				// after a row of zero or tiny columns (CommandComplete,
+				// an ErrorResponse) still fit.
+				fe.SetMaxBodyLen(max(2+len(m.Fields)*(4+x.maxValueBytes), 64<<10))
 			}
 		case *pgproto3.PortalSuspended:
 			x.suspended = true

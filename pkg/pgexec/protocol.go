@@ -205,10 +205,11 @@ func (x *exchange) readReplies(pc *pgconn.PgConn, fe *pgproto3.Frontend, baseMax
 				x.serMark = time.Now()
 				x.inStream = true
 				x.setColumns(m)
-				// A DataRow's bound, with a floor so that the messages
-				// after a row of zero or tiny columns (CommandComplete,
-				// an ErrorResponse) still fit.
-				fe.SetMaxBodyLen(max(2+len(m.Fields)*(4+x.maxValueBytes), 64<<10))
+				// A DataRow's bound. Without columns it would be 2 bytes
+				// and refuse the CommandComplete after the rows.
+				if len(m.Fields) > 0 {
+					fe.SetMaxBodyLen(2 + len(m.Fields)*(4+x.maxValueBytes))
+				}
 			}
 		case *pgproto3.PortalSuspended:
 			x.suspended = true

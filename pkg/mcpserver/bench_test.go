@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -73,16 +74,7 @@ func benchCalls(b *testing.B, c *client.Client, sql string, wantRows int) {
 	if n := len(parseTSV(b, res.Content[0].(mcp.TextContent).Text).Rows); n != wantRows {
 		b.Fatalf("%d rows, want %d", n, wantRows)
 	}
-	lat := make(benchLatencies, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		once()
-		lat = append(lat, time.Since(t0))
-	}
-	b.StopTimer()
-	lat.report(b)
+	timeLoop(b, func() { once() })
 }
 
 func BenchmarkInprocRunSelect1(b *testing.B) {
@@ -95,8 +87,26 @@ func BenchmarkInprocRunSelect1(b *testing.B) {
 }
 
 func BenchmarkExecutorSelect1(b *testing.B) {
+	_, pool := newPoolServer(b, Config{}, 1)
+	e := benchExecutor(b, pool)
+	ctx := context.Background()
+	var buf []byte
+	if _, err := e.Run(ctx, "SELECT 1", nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	timeLoop(b, func() {
+		res, err := e.Run(ctx, "SELECT 1", nil, buf[:0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = res.Doc
+	})
+}
+
+// benchExecutor is an executor on pool as run_select's, by default
+// settings and in its default format.
+func benchExecutor(b *testing.B, pool *pgxpool.Pool) *pgexec.Executor {
 	cfg := Config{}
-	_, pool := newPoolServer(b, cfg, 1)
 	if err := cfg.Check(); err != nil {
 		b.Fatal(err)
 	}
@@ -108,22 +118,19 @@ func BenchmarkExecutorSelect1(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	var buf []byte
-	if _, err := e.Run(ctx, "SELECT 1", nil, nil); err != nil {
-		b.Fatal(err)
-	}
+	return e.WithFormat(pgexec.FormatTSV)
+}
+
+// timeLoop calls once b.N times, timing each call, and reports the p50
+// beside ns/op.
+func timeLoop(b *testing.B, once func()) {
 	lat := make(benchLatencies, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		res, err := e.Run(ctx, "SELECT 1", nil, buf[:0])
+		once()
 		lat = append(lat, time.Since(t0))
-		if err != nil {
-			b.Fatal(err)
-		}
-		buf = res.JSON
 	}
 	b.StopTimer()
 	lat.report(b)
@@ -171,22 +178,11 @@ func (r *recorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest
 // four alike. It reports each one's p50 and the p50 of the per-iteration
 // differences over the executor.
 func BenchmarkOverheadSelect1(b *testing.B) {
-	cfg := Config{}
-	srv, pool := newPoolServer(b, cfg, 1)
+	srv, pool := newPoolServer(b, Config{}, 1)
 	srv.AddTool(mcp.NewTool("noop"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("1"), nil
 	})
-	if err := cfg.Check(); err != nil {
-		b.Fatal(err)
-	}
-	v, err := cfg.validator()
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := pgexec.New(pool, v, pgexec.Options{MaxRows: cfg.MaxRows, MaxBytes: cfg.MaxBytes, StatementTimeout: cfg.StatementTimeout})
-	if err != nil {
-		b.Fatal(err)
-	}
+	e := benchExecutor(b, pool)
 	rec := &recorder{InProcessTransport: transport.NewInProcessTransport(srv)}
 	c := startTB(b, client.NewClient(rec))
 	ctx := context.Background()
@@ -197,7 +193,6 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 		b.Fatal(err)
 	}
 	sel := rec.last // as the client sends it, with its _meta
-	b.Logf("request: %s", sel)
 	req.Params.Name = "noop"
 	req.Params.Arguments = map[string]any{}
 	if _, err := c.CallTool(ctx, req); err != nil {
@@ -219,7 +214,7 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			buf = res.JSON
+			buf = res.Doc
 		},
 		func() { handle(sel) },
 		func() { handle(noop) },
@@ -283,14 +278,5 @@ func BenchmarkHandleRunSelect1(b *testing.B) {
 	if out := once(); !json.Valid(out) || !strings.Contains(string(out), `?column?:int4\n1\n(1 rows)`) {
 		b.Fatalf("unexpected reply %s", out)
 	}
-	lat := make(benchLatencies, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		once()
-		lat = append(lat, time.Since(t0))
-	}
-	b.StopTimer()
-	lat.report(b)
+	timeLoop(b, func() { once() })
 }

@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/qpkit/qpkit/pkg/pgexec"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
@@ -45,31 +43,11 @@ ANALYZE;
 
 var setupOnce sync.Once
 
-// newServer builds the server on a database with the fixture.
+// newServer builds the server on a database with the fixture, over a
+// pool of two connections.
 func newServer(t *testing.T, cfg Config) *server.MCPServer {
 	t.Helper()
-	db := pgtest.Shared(t)
-	ctx := context.Background()
-	setupOnce.Do(func() {
-		conn, err := pgx.Connect(ctx, db.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, fixture); err != nil {
-			t.Fatal(err)
-		}
-	})
-	pool, err := pgexec.NewPool(ctx, db.URL(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	cfg.Pool = pool
-	srv, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _ := newPoolServer(t, cfg, 2)
 	return srv
 }
 

@@ -3,7 +3,6 @@ module github.com/qpkit/qpkit/tools/perfrun
 go 1.26.0
 
 require (
-	github.com/jackc/pgx/v5 v5.12.0
 	github.com/qpkit/qpkit/pkg v0.0.0
 	golang.org/x/term v0.46.0
 )
@@ -21,6 +20,7 @@ require (
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/mark3labs/mcp-go v1.2.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

@@ -120,22 +120,15 @@ func (p *mcpPath) Call(ctx context.Context, sql string) (Result, error) {
 	return r, nil
 }
 
-// rowCount reads the row count of a run_select result, whatever its
-// format: JSON's "row_count":N, or a TSV footer "(N rows...".
+// rowCount reads the row count from a run_select result's TSV footer,
+// "(N rows...)", its last line.
 func rowCount(text string) int {
-	if i := strings.LastIndex(text, `"row_count":`); i >= 0 {
-		s := text[i+len(`"row_count":`):]
-		j := strings.IndexAny(s, ",}")
-		if j > 0 {
-			n, _ := strconv.Atoi(s[:j])
-			return n
-		}
-	}
-	if i := strings.LastIndex(text, "\n("); i >= 0 {
-		s := text[i+2:]
-		if j := strings.IndexByte(s, ' '); j > 0 {
-			n, _ := strconv.Atoi(s[:j])
-			return n
+	s := text[strings.LastIndexByte(text, '\n')+1:]
+	if n, ok := strings.CutPrefix(s, "("); ok {
+		if i := strings.IndexByte(n, ' '); i > 0 {
+			if v, err := strconv.Atoi(n[:i]); err == nil {
+				return v
+			}
 		}
 	}
 	return -1

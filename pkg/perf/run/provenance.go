@@ -5,12 +5,16 @@ package run
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/qpkit/qpkit/pkg/perf"
@@ -113,4 +117,41 @@ func ScaleFactor(ctx context.Context, conn *pgx.Conn) *float64 {
 	}
 	sf := float64(n) / 10000
 	return &sf
+}
+
+// runRecord is the study's provenance, read from the host and the server.
+func (s *Study) runRecord(ctx context.Context, conn *pgx.Conn) *perf.Run {
+	pg, err := PostgresInfo(ctx, conn)
+	if err != nil {
+		pg.Version = "unknown: " + err.Error()
+	}
+	qs := make([]perf.Query, len(s.Queries))
+	for i, q := range s.Queries {
+		qs[i] = perf.Query{ID: q.ID, Weight: q.Weight, Size: q.Size, SQL: q.SQL}
+	}
+	return &perf.Run{
+		StartedAt: time.Now().UTC(), Tool: ToolInfo("perfrun"), Host: HostInfo(), Postgres: pg,
+		ScaleFactor: ScaleFactor(ctx, conn), Iterations: s.Iterations, Warmup: s.Warmup,
+		TimeoutMS: s.Timeout.Milliseconds(), Concurrency: s.Concurrency,
+		SweepDurationNS: s.SweepDuration.Nanoseconds(), Paths: s.Paths, Queries: qs,
+		Args: append([]string{"perfrun"}, redact(s.Args)...),
+	}
+}
+
+// redact hides a password in a database URL among args.
+func redact(args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if cfg, err := pgx.ParseConfig(a); err == nil && cfg.Password != "" && strings.Contains(a, cfg.Password) {
+			out[i] = strings.ReplaceAll(a, cfg.Password, "xxxxx")
+		}
+	}
+	return out
+}
+
+// NewRunID names a run by its UTC start and 4 random bytes.
+func NewRunID(t time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -210,7 +211,7 @@ func p50(s []*perf.Sample) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
-	sortInt64(d)
+	slices.Sort(d)
 	return time.Duration(d[len(d)/2]).Round(time.Microsecond)
 }
 

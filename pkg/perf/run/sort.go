@@ -7,8 +7,6 @@ import (
 	"github.com/qpkit/qpkit/pkg/perf"
 )
 
-func sortInt64(d []int64) { slices.Sort(d) }
-
 func sortSamples(s []*perf.Sample) {
 	slices.SortFunc(s, func(a, b *perf.Sample) int {
 		return cmp.Or(cmp.Compare(a.Client, b.Client), cmp.Compare(a.Iter, b.Iter))

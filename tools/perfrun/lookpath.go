@@ -1,5 +1,0 @@
-package main
-
-import "os/exec"
-
-var execLookPath = exec.LookPath

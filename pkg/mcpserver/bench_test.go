@@ -8,17 +8,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/qpkit/qpkit/pkg/pgexec"
+	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
 const bench100kSQL = "SELECT g, g::text AS s, g * 1.5 AS f, DATE '2020-01-01' + g % 1000 AS d FROM generate_series(1, 100000) g"
@@ -154,6 +158,91 @@ func BenchmarkHTTPRunSelect1(b *testing.B) {
 func BenchmarkHTTP100kRows(b *testing.B) {
 	c := httpBenchClient(b, Config{MaxRows: 100000, MaxBytes: 256 << 20})
 	benchCalls(b, c, bench100kSQL, 100000)
+}
+
+// lineitemSQL makes 100,000 rows shaped like TPC-H lineitem (16 columns,
+// the same types and similar widths) for the 100k-row benchmarks.
+const lineitemSQL = `CREATE TABLE IF NOT EXISTS bench_lineitem AS SELECT
+	g::bigint AS l_orderkey, (g * 7) % 200000 AS l_partkey, (g * 13) % 10000 AS l_suppkey, g % 7 + 1 AS l_linenumber,
+	(g % 50 + 1)::numeric(15,2) AS l_quantity, (g * 1.37)::numeric(15,2) AS l_extendedprice,
+	(g % 11 / 100.0)::numeric(15,2) AS l_discount, (g % 9 / 100.0)::numeric(15,2) AS l_tax,
+	(ARRAY['A','N','R'])[g % 3 + 1]::char(1) AS l_returnflag, (ARRAY['F','O'])[g % 2 + 1]::char(1) AS l_linestatus,
+	DATE '1992-01-02' + g % 2500 AS l_shipdate, DATE '1992-01-31' + g % 2500 AS l_commitdate,
+	DATE '1992-01-10' + g % 2500 AS l_receiptdate, 'DELIVER IN PERSON'::char(25) AS l_shipinstruct,
+	'TRUCK'::char(10) AS l_shipmode, 'carefully final deposits detect slyly ' || g % 1000 AS l_comment
+	FROM generate_series(1, 100000) g`
+
+// lineitemHTTP serves run_select over HTTP with caps raised for 100,000
+// lineitem-shaped rows and returns the endpoint's URL.
+func lineitemHTTP(b *testing.B) string {
+	srv, _ := newPoolServer(b, Config{MaxRows: 100000, MaxBytes: 256 << 20}, 1)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.Shared(b).URL()) // the pool is read-only
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, lineitemSQL); err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(NewHTTPHandler(srv, HTTPOptions{}))
+	b.Cleanup(ts.Close)
+	return ts.URL + EndpointPath
+}
+
+// BenchmarkHTTPLineitem100k is run_select of 100,000 lineitem-shaped rows
+// through mcp-go's streamable HTTP client.
+func BenchmarkHTTPLineitem100k(b *testing.B) {
+	c, err := client.NewStreamableHttpClient(lineitemHTTP(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCalls(b, startTB(b, c), "SELECT * FROM bench_lineitem", 100000)
+}
+
+// BenchmarkHTTPLineitem100kRawClient is the same call from a minimal
+// client: one POST of the JSON-RPC request and one json.Unmarshal of the
+// reply. The difference to BenchmarkHTTPLineitem100k is mcp-go's client.
+func BenchmarkHTTPLineitem100kRawClient(b *testing.B) {
+	url := lineitemHTTP(b)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"` + mcp.LATEST_PROTOCOL_VERSION + `",` +
+		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}},` +
+		`"name":"run_select","arguments":{"sql":"SELECT * FROM bench_lineitem","max_rows":100000}}}`
+	once := func() {
+		req, err := http.NewRequest("POST", url, strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_PROTOCOL_VERSION)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "run_select")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			b.Fatalf("status %d, %v: %.300s", res.StatusCode, err, data)
+		}
+		var reply struct {
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+				IsError bool                     `json:"isError"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(data, &reply); err != nil || reply.Result.IsError || len(reply.Result.Content) != 1 {
+			b.Fatalf("reply %.300s: %v", data, err)
+		}
+		if !strings.HasSuffix(reply.Result.Content[0].Text, "\n(100000 rows)") {
+			b.Fatalf("result ends %q", reply.Result.Content[0].Text[max(0, len(reply.Result.Content[0].Text)-40):])
+		}
+	}
+	once()
+	timeLoop(b, once)
 }
 
 // recorder is mcp-go's in-process transport keeping the bytes of the last

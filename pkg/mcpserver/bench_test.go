@@ -231,7 +231,7 @@ func BenchmarkHTTPLineitem100kRawClient(b *testing.B) {
 		var reply struct {
 			Result struct {
 				Content []struct{ Text string } `json:"content"`
-				IsError bool                     `json:"isError"`
+				IsError bool                    `json:"isError"`
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(data, &reply); err != nil || reply.Result.IsError || len(reply.Result.Content) != 1 {

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
@@ -83,22 +81,9 @@ func TestServeHTTP(t *testing.T) {
 	db := pgtest.Shared(t)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	addr, stop := serving(t, "--database-url", db.URL(), "--http", "127.0.0.1:0", "--auth-token", "tok", "--audit-log", audit)
-	c, err := client.NewStreamableHttpClient("http://"+addr+"/mcp",
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer tok"}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c := httpClient(t, ctx, addr, map[string]string{"Authorization": "Bearer tok"})
 	var req mcp.CallToolRequest
 	req.Params.Name = "run_select"
 	req.Params.Arguments = map[string]any{"sql": "SELECT 41 + 1 AS n"}
@@ -167,22 +152,9 @@ func TestServeHTTPUsage(t *testing.T) {
 func TestServeHTTPDrains(t *testing.T) {
 	db := pgtest.Shared(t)
 	addr, stop := serving(t, "--database-url", db.URL(), "--http", "127.0.0.1:0", "--allow-function", "pg_sleep")
-	c, err := client.NewStreamableHttpClient("http://" + addr + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c := httpClient(t, ctx, addr, nil)
 	type result struct {
 		res *mcp.CallToolResult
 		err error

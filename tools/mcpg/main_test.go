@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qpkit/qpkit/pkg/sqlcheck"
 )
 
 // call runs the CLI in-process with stdin.
@@ -18,14 +20,14 @@ func call(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-func records(t *testing.T, out string) []record {
+func records(t *testing.T, out string) []sqlcheck.Record {
 	t.Helper()
-	var recs []record
+	var recs []sqlcheck.Record
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if line == "" {
 			continue
 		}
-		var r record
+		var r sqlcheck.Record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("bad record %q: %v", line, err)
 		}
@@ -163,7 +165,7 @@ func TestCheckUnsplittable(t *testing.T) {
 	long := "SELECT '" + strings.Repeat("é", 300) + "'"
 	_, out, _ = call(t, long, "check")
 	recs = records(t, out)
-	if len(recs) != 1 || len(recs[0].SQL) > maxSQLShown+3 || !strings.HasSuffix(recs[0].SQL, "...") {
+	if len(recs) != 1 || len(recs[0].SQL) > sqlcheck.MaxSQLShown+3 || !strings.HasSuffix(recs[0].SQL, "...") {
 		t.Fatalf("long statement shown as %q", recs[0].SQL)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
@@ -68,21 +67,9 @@ func TestServeUsageErrors(t *testing.T) {
 // over its stdin and stdout.
 func TestServeStdio(t *testing.T) {
 	db := pgtest.Shared(t)
-	c, err := client.NewStdioMCPClient(os.Args[0],
-		[]string{"MCPG_TEST_AS_MAIN=1", "MCPG_DATABASE_URL=" + db.URL(), "MCPG_MAX_ROWS=3"}, "serve")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
-	info, err := c.Initialize(ctx, init)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, info := stdioClient(t, ctx, "MCPG_DATABASE_URL="+db.URL(), "MCPG_MAX_ROWS=3")
 	if info.ServerInfo.Name != "mcpg" {
 		t.Errorf("server name %q", info.ServerInfo.Name)
 	}
@@ -116,20 +103,9 @@ func TestServeStdio(t *testing.T) {
 // TestServeFenceResults: MCPG_FENCE_RESULTS=1 fences run_select's result.
 func TestServeFenceResults(t *testing.T) {
 	db := pgtest.Shared(t)
-	c, err := client.NewStdioMCPClient(os.Args[0],
-		[]string{"MCPG_TEST_AS_MAIN=1", "MCPG_DATABASE_URL=" + db.URL(), "MCPG_FENCE_RESULTS=1"}, "serve")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := stdioClient(t, ctx, "MCPG_DATABASE_URL="+db.URL(), "MCPG_FENCE_RESULTS=1")
 	var req mcp.CallToolRequest
 	req.Params.Name = "run_select"
 	req.Params.Arguments = map[string]any{"sql": "SELECT 1 AS one"}

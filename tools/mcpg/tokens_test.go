@@ -106,12 +106,7 @@ func TestRunSelectTokens(t *testing.T) {
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, ctx, c)
 	call := func(args map[string]any) string {
 		t.Helper()
 		var req mcp.CallToolRequest

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -55,21 +53,9 @@ func TestServeExportsSpansOverOTLP(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	addr, stop := serving(t, "--database-url", db.URL(), "--http", "127.0.0.1:0")
 	const traceID = "0af7651916cd43dd8448eb211c80319c"
-	c, err := client.NewStreamableHttpClient("http://"+addr+"/mcp", transport.WithHTTPHeaders(
-		map[string]string{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01"}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c := httpClient(t, ctx, addr, map[string]string{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01"})
 	var req mcp.CallToolRequest
 	req.Params.Name = "run_select"
 	req.Params.Arguments = map[string]any{"sql": "SELECT 1"}

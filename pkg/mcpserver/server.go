@@ -1,13 +1,16 @@
 // Package mcpserver is mcpg's MCP server: five read-only tools (run_select,
 // explain_query, list_schemas, list_tables, describe_table) over a
 // PostgreSQL pool, every statement going through the safesql validator and
-// the pgexec executor, with an optional per-session rate limit, audit log
-// (Auditor) and Prometheus metrics (Metrics).
+// the pgexec executor, with optional per-session and per-principal rate
+// limits, audit log (Auditor), Prometheus metrics (Metrics) and tracing.
 //
-// New builds an *server.MCPServer from github.com/mark3labs/mcp-go; serve
-// it on stdio with server.NewStdioServer(s).Listen, on streamable HTTP with
-// NewHTTPHandler (bearer token, Origin check), or talk to it in-process
-// with client.NewInProcessClient(s) in tests. CheckRole tells whether the
+// Serve is the whole of `mcpg serve`: settings checked, pool, role check,
+// audit log, tracing, then stdio or HTTP until the context ends. Its parts
+// are exported too: New builds an *server.MCPServer from
+// github.com/mark3labs/mcp-go; serve it on stdio with
+// server.NewStdioServer(s).Listen, on streamable HTTP with NewHTTPHandler
+// (bearer token, Origin check), or talk to it in-process with
+// client.NewInProcessClient(s) in tests. CheckRole tells whether the
 // pool's role is more powerful than it should be. See docs/mcpg.md.
 package mcpserver
 

@@ -20,13 +20,7 @@ const (
 )
 
 // usageError is a problem with the command line; it exits 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
-}
+type usageError struct{ error }
 
 // cli is the command-line grammar.
 type cli struct {
@@ -60,22 +54,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tpchgen: %s\n", cmdline.OneLine(err.Error()))
 		return exitUsage
 	}
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
-	err = kctx.Run(e)
-	return report(err, stderr)
+	return report(kctx.Run(&env{ctx: ctx, stdout: stdout, stderr: stderr}), stderr)
 }
 
 // report maps an error to an exit code, printing one line for it.
 func report(err error, stderr io.Writer) int {
-	var ue *usageError
+	var ue usageError
 	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, syscall.EPIPE):
-		// The reader went away (tpchgen | head): not a failure.
-		return exitOK
+	case err == nil, errors.Is(err, syscall.EPIPE):
+		return exitOK // EPIPE: the reader went away (tpchgen | head), not a failure
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "tpchgen: %s\n", ue.msg)
+		fmt.Fprintf(stderr, "tpchgen: %s\n", ue.Error())
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "tpchgen: interrupted")

@@ -3,15 +3,12 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"math"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"time"
 
+	"github.com/qpkit/qpkit/pkg/progress"
 	"github.com/qpkit/qpkit/pkg/tpch"
+	"golang.org/x/term"
 )
 
 type genCmd struct {
@@ -27,139 +24,27 @@ type genCmd struct {
 	TextPoolCache string `name:"text-pool-cache" env:"TPCHGEN_TEXT_POOL_CACHE" placeholder:"FILE" help:"Map the 300 MiB text pool from FILE, or build it and write it there; saves about 0.8 CPU-seconds in every later process (scripts/load-tpch uses it). Put it on tmpfs and delete it when done."`
 }
 
-func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-// checkSF rejects scale factors tpchgen does not generate.
-func checkSF(sf float64) error {
-	switch {
-	case math.IsNaN(sf) || math.IsInf(sf, 0):
-		return usagef("--sf %s is not a number", fmtFloat(sf))
-	case sf <= 0:
-		return usagef("--sf %s must be greater than 0", fmtFloat(sf))
-	case sf > tpch.MaxScaleFactor:
-		return usagef("--sf %s is larger than %s", fmtFloat(sf), fmtFloat(tpch.MaxScaleFactor))
-	}
-	return nil
-}
-
-// options validates the flags and turns them into generator options.
-func (c *genCmd) options() ([]tpch.Table, tpch.Options, error) {
-	var opt tpch.Options
-	if err := checkSF(c.SF); err != nil {
-		return nil, opt, err
-	}
-	f, err := tpch.ParseFormat(c.Format)
-	if err != nil {
-		return nil, opt, usagef("--format: %v", err)
-	}
-	opt.Format = f
-	var tables []tpch.Table
-	if c.Table == "" || strings.EqualFold(c.Table, "all") {
-		if c.Out == "" {
-			return nil, opt, usagef("--table is required when writing to stdout (or give --out DIR for all tables)")
-		}
-		tables = tpch.Tables
-	} else {
-		t, err := tpch.ParseTable(c.Table)
-		if err != nil {
-			return nil, opt, usagef("--table: %v", err)
-		}
-		tables = []tpch.Table{t}
-	}
-	switch {
-	case c.Part != nil && c.Parts == nil:
-		return nil, opt, usagef("--part requires --parts")
-	case c.Parts != nil && *c.Parts < 1:
-		return nil, opt, usagef("--parts %d must be at least 1", *c.Parts)
-	case c.Parts != nil && c.Part == nil:
-		return nil, opt, usagef("--parts requires --part (1..%d)", *c.Parts)
-	case c.Parts != nil && (*c.Part < 1 || *c.Part > *c.Parts):
-		return nil, opt, usagef("--part %d is out of range 1..%d", *c.Part, *c.Parts)
-	}
-	if c.Parts != nil {
-		opt.Parts, opt.Part = *c.Parts, *c.Part
-	}
-	if c.Jobs < 0 {
-		return nil, opt, usagef("--jobs %d must not be negative", c.Jobs)
-	}
-	opt.Jobs = c.Jobs
-	return tables, opt, nil
-}
-
 func (c *genCmd) Run(e *env) error {
-	tables, opt, err := c.options()
+	req := tpch.Request{SF: c.SF, Table: c.Table, Format: c.Format, Parts: c.Parts, Part: c.Part, Jobs: c.Jobs, Dir: c.Out}
+	tables, opt, err := req.Check()
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	tpch.SetTextPoolCache(c.TextPoolCache)
 	g, err := tpch.NewGenerator(c.SF)
 	if err != nil {
 		return err
 	}
-	if !c.Quiet && isTerminal(e.stderr) {
-		p := startProgress(e.stderr)
-		opt.Progress = p.add
-		defer p.stop()
+	// The meter starts once the text pool is built, so its rate is the
+	// generation rate; it shows only on a terminal.
+	if f, ok := e.stderr.(*os.File); ok && !c.Quiet && term.IsTerminal(int(f.Fd())) {
+		var tally tpch.Tally
+		opt.Progress = tally.Add
+		defer progress.Start(e.stderr, 250*time.Millisecond, tally.Line).Stop()
 	}
-	switch {
-	case c.Out == "":
+	if c.Out == "" {
 		_, err = g.WriteTable(e.ctx, e.stdout, tables[0], opt)
 		return err
-	case c.Out == os.DevNull:
-		_, err = g.WriteTables(e.ctx, tables, func(tpch.Table) (io.Writer, error) { return io.Discard, nil }, opt)
-		return err
-	default:
-		return c.writeFiles(e, g, tables, opt)
 	}
-}
-
-// writeFiles writes each table to a temporary file in --out and renames
-// it into place only when every table succeeded; on failure no new or
-// partial file is left behind.
-func (c *genCmd) writeFiles(e *env, g *tpch.Generator, tables []tpch.Table, opt tpch.Options) error {
-	if err := os.MkdirAll(c.Out, 0o755); err != nil {
-		return fmt.Errorf("create output directory: %w", err)
-	}
-	type pending struct {
-		f     *os.File
-		final string
-	}
-	var files []pending
-	open := func(t tpch.Table) (io.Writer, error) {
-		name := t.String() + "." + opt.Format.Ext()
-		if opt.Parts > 0 {
-			name += "." + strconv.Itoa(opt.Part)
-		}
-		f, err := os.CreateTemp(c.Out, "."+name+".tmp-*")
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, pending{f, filepath.Join(c.Out, name)})
-		if err := f.Chmod(0o644); err != nil {
-			return nil, err
-		}
-		return f, nil
-	}
-	_, err := g.WriteTables(e.ctx, tables, open, opt)
-	for _, p := range files {
-		if cerr := p.f.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", p.final, cerr)
-		}
-	}
-	if err == nil {
-		for i, p := range files {
-			if rerr := os.Rename(p.f.Name(), p.final); rerr != nil {
-				err = rerr
-				files = files[i:]
-				break
-			}
-		}
-		if err == nil {
-			return nil
-		}
-	}
-	for _, p := range files {
-		os.Remove(p.f.Name())
-	}
-	return err
+	return g.WriteDir(e.ctx, c.Out, tables, opt)
 }

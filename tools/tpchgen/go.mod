@@ -8,6 +8,6 @@ require (
 	golang.org/x/term v0.48.0
 )
 
-require golang.org/x/sys v0.50.0
+require golang.org/x/sys v0.50.0 // indirect
 
 replace github.com/qpkit/qpkit/pkg => ../../pkg

@@ -7,13 +7,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/qpkit/qpkit/pkg/pipe"
 )
 
 func main() {
 	// Let a closed stdout pipe surface as EPIPE from Write, which run
 	// turns into a quiet exit, instead of killing the process.
 	signal.Ignore(syscall.SIGPIPE)
-	growPipe(os.Stdout)
+	// A 1 MiB pipe spares the reader (psql) two dozen wake-ups per 1.5 MB
+	// block, a measurable share of a streaming load's CPU. Failure is harmless.
+	_ = pipe.Grow(os.Stdout, 1<<20)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -1,0 +1,2 @@
+// Package pipe tunes pipes a process writes to.
+package pipe

@@ -1,0 +1,98 @@
+// Accept: one client's startup and authentication under a deadline; Client and its Welcome.
+
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Client is an authenticated client.
+type Client struct {
+	Conn    net.Conn // a *tls.Conn when Startup.TLS
+	Startup Startup
+	Key     CancelKey // a fresh synthetic key for this client
+}
+
+// Accept runs the startup and authentication on conn. It returns the
+// authenticated client (its net.Conn may now be a *tls.Conn) with its
+// startup parameters, after sending AuthenticationOk; or, for a
+// CancelRequest, a Startup whose Cancel is set and a nil *Client. Errors
+// have already been reported to the client as an ErrorResponse where the
+// protocol allows; a refusal is an *Error.
+//
+// The whole exchange is bounded by cfg.StartupTimeout and by ctx. Accept
+// clears conn's deadline before it returns and never closes conn: the
+// caller does, whatever the outcome.
+func Accept(ctx context.Context, conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
+	if cfg == nil {
+		cfg = &ServerConfig{}
+	}
+	deadline := time.Now().Add(cfg.startupTimeout())
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := conn.SetDeadline(deadline); err != nil {
+		return nil, nil, err
+	}
+	var mu sync.Mutex
+	finished := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !finished {
+			conn.SetDeadline(time.Unix(1, 0)) // wakes any blocked read or write
+		}
+	})
+	defer func() {
+		stop()
+		mu.Lock()
+		finished = true
+		mu.Unlock()
+		conn.SetDeadline(time.Time{})
+	}()
+
+	cl, st, err := accept(conn, cfg)
+	if err != nil && ctx.Err() != nil {
+		err = errors.Join(ctx.Err(), err)
+	}
+	return cl, st, err
+}
+
+func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
+	st := &Startup{}
+	c, err := startup(conn, cfg, st)
+	if err != nil || st.Cancel != nil {
+		return nil, st, err
+	}
+	if cfg.RequireTLS && !st.TLS {
+		return nil, st, reply(c, fatal(CodeInvalidAuthorization, "SSL required"))
+	}
+	if err := authenticate(c, cfg, st); err != nil {
+		return nil, st, err
+	}
+	if err := send(c, &pgproto3.AuthenticationOk{}); err != nil {
+		return nil, st, err
+	}
+	return &Client{Conn: c, Startup: *st, Key: NewCancelKey()}, st, nil
+}
+
+// Welcome sends the ParameterStatus messages (in name order), BackendKeyData
+// with c.Key and ReadyForQuery('I'), in one write.
+func (c *Client) Welcome(params map[string]string) error {
+	msgs := make([]pgproto3.BackendMessage, 0, len(params)+2)
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		msgs = append(msgs, &pgproto3.ParameterStatus{Name: name, Value: params[name]})
+	}
+	msgs = append(msgs,
+		&pgproto3.BackendKeyData{ProcessID: c.Key.PID, SecretKey: c.Key.Secret},
+		&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	return send(c.Conn, msgs...)
+}

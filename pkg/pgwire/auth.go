@@ -1,0 +1,146 @@
+// Authentication: picking the exchange from the user's Credential; trust, reject and md5.
+
+package pgwire
+
+import (
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// authenticate runs the exchange for st's user and returns nil when the
+// client proved who it is. It does not send AuthenticationOk.
+func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
+	user, db := st.Params["user"], st.Params["database"]
+	if cfg.Credentials == nil {
+		return reply(c, fatal(CodeInvalidAuthorization, "no authentication is configured for user %q", user))
+	}
+	cred, err := cfg.Credentials(user, db)
+	known := true
+	switch {
+	case errors.Is(err, ErrUnknownUser):
+		known = false
+	case err != nil:
+		e := fatal(CodeInvalidAuthorization, "could not look up user %q", user)
+		e.Err = err
+		return reply(c, e)
+	}
+	method := cred.Method
+	if !known && (method == 0 || method == AuthTrust || method == AuthReject) {
+		method = AuthSCRAM
+	}
+	switch method {
+	case AuthTrust:
+		return nil
+	case AuthReject:
+		return reply(c, fatal(CodeInvalidAuthorization, "connection rejected for user %q, database %q", user, db))
+	case AuthMD5:
+		if known && isSCRAMVerifier(cred.Password) {
+			return authSCRAM(c, user, cred.Password, true)
+		}
+		return authMD5(c, user, cred.Password, known)
+	case AuthSCRAM:
+		return authSCRAM(c, user, cred.Password, known)
+	}
+	return reply(c, fatal(CodeInvalidAuthorization, "no valid authentication method for user %q", user))
+}
+
+// authFailed is the one answer to a wrong password, an unknown user or a
+// secret that cannot serve the method.
+func authFailed(c io.Writer, user string, cause error) error {
+	e := fatal(CodeInvalidPassword, "password authentication failed for user %q", user)
+	e.Err = cause
+	return reply(c, e)
+}
+
+var (
+	errWrongPassword = errors.New("wrong password")
+	errNoSecret      = errors.New("the stored secret cannot serve this method")
+	errEmptyPassword = errors.New("empty password")
+)
+
+// authMD5 runs AuthenticationMD5Password. stored is the plaintext or
+// "md5"+md5hex(password+user); an unknown user gets the same exchange.
+func authMD5(c io.ReadWriter, user, stored string, known bool) error {
+	var salt [4]byte
+	rand.Read(salt[:])
+	if err := send(c, &pgproto3.AuthenticationMD5Password{Salt: salt}); err != nil {
+		return err
+	}
+	body, err := readAuth(c)
+	if err != nil {
+		return err
+	}
+	var pm pgproto3.PasswordMessage
+	if err := pm.Decode(body); err != nil {
+		return reply(c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet", Err: err})
+	}
+	if !known {
+		return authFailed(c, user, ErrUnknownUser)
+	}
+	var inner string // md5hex(password + user)
+	switch {
+	case isMD5Secret(stored):
+		inner = stored[3:]
+	case isSCRAMVerifier(stored):
+		return authFailed(c, user, errNoSecret)
+	case stored == "":
+		return authFailed(c, user, errEmptyPassword)
+	default:
+		inner = md5hex(stored + user)
+	}
+	want := "md5" + md5hex(inner+string(salt[:]))
+	if subtle.ConstantTimeCompare([]byte(want), []byte(pm.Password)) != 1 {
+		return authFailed(c, user, errWrongPassword)
+	}
+	return nil
+}
+
+// MD5Secret is the secret md5 authentication stores for a user:
+// "md5" + md5hex(password + user), as in pg_authid.
+func MD5Secret(user, password string) string { return "md5" + md5hex(password+user) }
+
+func isMD5Secret(s string) bool {
+	if len(s) != 35 || !strings.HasPrefix(s, "md5") {
+		return false
+	}
+	_, err := hex.DecodeString(s[3:])
+	return err == nil
+}
+
+func md5hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// readAuth reads one authentication response ('p') with exact reads, so
+// nothing after it is consumed. A Terminate or the end of the stream is
+// returned as io.EOF, quietly: psql hangs up to prompt for a password.
+func readAuth(r io.ReadWriter) ([]byte, error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, unexpectedEOF(err)
+	}
+	n := int64(binary.BigEndian.Uint32(hdr[1:]))
+	if hdr[0] == 'X' && n == 4 {
+		return nil, io.EOF
+	}
+	if hdr[0] != 'p' {
+		return nil, reply(r, fatal(CodeProtocolViolation, "expected password response, got message type %d", hdr[0]))
+	}
+	if n < 4 || n-4 > maxAuthMessage {
+		return nil, reply(r, fatal(CodeProtocolViolation, "invalid password packet size"))
+	}
+	body := make([]byte, n-4)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, unexpectedEOF(err)
+	}
+	return body, nil
+}

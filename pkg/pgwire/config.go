@@ -1,0 +1,84 @@
+// Settings: ServerConfig with its defaults, the authentication methods and a user's Credential.
+
+package pgwire
+
+import (
+	"crypto/tls"
+	"time"
+)
+
+// Defaults ServerConfig uses for zero fields.
+const (
+	DefaultStartupTimeout = 10 * time.Second
+	DefaultMaxStartup     = 10_000 // PostgreSQL's MAX_STARTUP_PACKET_LENGTH
+	maxAuthMessage        = 65_535 // PostgreSQL's PG_MAX_AUTH_TOKEN_LENGTH
+)
+
+// AuthMethod is how a user proves who they are. The zero value is not a
+// method: a known user with it is refused as a configuration error.
+type AuthMethod int
+
+const (
+	_          AuthMethod = iota
+	AuthTrust             // no password
+	AuthMD5               // AuthenticationMD5Password; SCRAM when the stored secret is a SCRAM verifier (as PostgreSQL does)
+	AuthSCRAM             // SCRAM-SHA-256 without channel binding
+	AuthReject            // refused before any exchange (28000)
+)
+
+func (m AuthMethod) String() string {
+	switch m {
+	case AuthTrust:
+		return "trust"
+	case AuthMD5:
+		return "md5"
+	case AuthSCRAM:
+		return "scram-sha-256"
+	case AuthReject:
+		return "reject"
+	}
+	return "unset"
+}
+
+// Credential is a user's method and secret. Password is the plaintext, or
+// "md5" + md5hex(password + user) (usable by md5 only), or a SCRAM verifier
+// in pg_authid's format
+// "SCRAM-SHA-256$<iterations>:<salt base64>$<StoredKey base64>:<ServerKey base64>"
+// (usable by SCRAM, and by md5 which then runs SCRAM).
+type Credential struct {
+	Method   AuthMethod
+	Password string
+}
+
+// ServerConfig is what Accept needs. The zero value refuses every client
+// (no Credentials function).
+type ServerConfig struct {
+	// TLS, when set, answers SSLRequest with 'S' and upgrades; nil answers 'N'.
+	// "postgresql" is added to its NextProtos (on a copy) when missing.
+	TLS *tls.Config
+	// RequireTLS refuses a StartupMessage that did not come over TLS
+	// (28000 "SSL required"). CancelRequests are accepted either way.
+	RequireTLS bool
+	// Credentials looks up a user's method and secret. Return ErrUnknownUser
+	// for a user that does not exist; any other error refuses the client with
+	// a message that does not name the cause. Nil refuses every client.
+	Credentials func(user, database string) (Credential, error)
+	// StartupTimeout bounds the whole of Accept (default DefaultStartupTimeout).
+	StartupTimeout time.Duration
+	// MaxStartup bounds the startup packet in bytes (default DefaultMaxStartup).
+	MaxStartup int
+}
+
+func (c *ServerConfig) startupTimeout() time.Duration {
+	if c.StartupTimeout > 0 {
+		return c.StartupTimeout
+	}
+	return DefaultStartupTimeout
+}
+
+func (c *ServerConfig) maxStartup() int {
+	if c.MaxStartup > 0 {
+		return c.MaxStartup
+	}
+	return DefaultMaxStartup
+}

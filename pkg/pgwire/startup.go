@@ -1,0 +1,212 @@
+// Startup: the packets before authentication (SSLRequest, GSSENCRequest, direct TLS, CancelRequest, StartupMessage).
+
+package pgwire
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Request codes of the startup packet (the version field).
+const (
+	codeCancelRequest  = 80877102
+	codeSSLRequest     = 80877103
+	codeGSSENCRequest  = 80877104
+	protocol30         = 3 << 16
+	tlsRecordHandshake = 0x16 // first byte of a TLS ClientHello: direct TLS
+	alpnPostgres       = "postgresql"
+)
+
+// Startup is what a client sent before authentication.
+type Startup struct {
+	// Params are the StartupMessage's parameters: user, database (set to
+	// user when the client sent none), application_name, options, ...
+	// Protocol options ("_pq_.*") are not kept; Accept declined them.
+	Params map[string]string
+	TLS    bool       // the connection was upgraded to TLS
+	Cancel *CancelKey // set when the client sent a CancelRequest instead
+}
+
+// startup reads packets until a StartupMessage or a CancelRequest, upgrading
+// conn to TLS on the way when asked. It returns the connection to go on with.
+func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
+	c := conn
+	var hdr [4]byte
+	sslAsked, gssAsked := false, false
+	for {
+		if _, err := io.ReadFull(c, hdr[:]); err != nil {
+			return c, err
+		}
+		if hdr[0] == tlsRecordHandshake && !sslAsked && !gssAsked && cfg.TLS != nil {
+			// PostgreSQL 17's direct TLS: a ClientHello instead of an SSLRequest.
+			tc := tls.Server(&prefixConn{Conn: conn, prefix: slices.Clone(hdr[:])}, tlsConfig(cfg.TLS))
+			if err := tc.Handshake(); err != nil {
+				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}
+			}
+			c, st.TLS, sslAsked = tc, true, true
+			if tc.ConnectionState().NegotiatedProtocol != alpnPostgres {
+				return c, reply(c, fatal(CodeProtocolViolation, "received direct SSL connection request without ALPN protocol negotiation extension"))
+			}
+			continue
+		}
+		n := int(binary.BigEndian.Uint32(hdr[:])) // a huge value wraps negative on 32-bit: caught below
+		if n < 8 || n > cfg.maxStartup() {
+			return c, reply(c, fatal(CodeProtocolViolation, "invalid length of startup packet"))
+		}
+		body := make([]byte, n-4)
+		if _, err := io.ReadFull(c, body); err != nil {
+			return c, unexpectedEOF(err)
+		}
+		code := binary.BigEndian.Uint32(body)
+		switch code {
+		case codeSSLRequest:
+			if n != 8 || sslAsked {
+				return c, reply(c, fatal(CodeProtocolViolation, "unexpected SSLRequest"))
+			}
+			sslAsked = true
+			if cfg.TLS == nil {
+				if _, err := c.Write([]byte{'N'}); err != nil {
+					return c, err
+				}
+				continue
+			}
+			if _, err := c.Write([]byte{'S'}); err != nil {
+				return c, err
+			}
+			tc := tls.Server(conn, tlsConfig(cfg.TLS))
+			if err := tc.Handshake(); err != nil {
+				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}
+			}
+			c, st.TLS = tc, true
+		case codeGSSENCRequest:
+			if n != 8 || gssAsked || st.TLS {
+				return c, reply(c, fatal(CodeProtocolViolation, "unexpected GSSENCRequest"))
+			}
+			gssAsked = true
+			if _, err := c.Write([]byte{'N'}); err != nil {
+				return c, err
+			}
+		case codeCancelRequest:
+			var m pgproto3.CancelRequest
+			if err := m.Decode(body); err != nil {
+				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid cancel request", Err: err}
+			}
+			st.Cancel = &CancelKey{PID: m.ProcessID, Secret: m.SecretKey}
+			return c, nil
+		default:
+			if major, minor := code>>16, code&0xffff; major != 3 {
+				return c, reply(c, fatal(CodeFeatureNotSupported, "unsupported frontend protocol %d.%d: server supports 3.0", major, minor))
+			}
+			return c, startupMessage(c, code, body[4:], st)
+		}
+	}
+}
+
+// startupMessage parses a StartupMessage's parameters and declines a newer
+// minor version and protocol options with NegotiateProtocolVersion.
+func startupMessage(c net.Conn, code uint32, b []byte, st *Startup) error {
+	st.Params = make(map[string]string)
+	var unrecognized []string
+	for {
+		if len(b) == 0 {
+			return reply(c, fatal(CodeProtocolViolation, "invalid startup packet layout: expected terminator as last byte"))
+		}
+		if b[0] == 0 {
+			if len(b) != 1 {
+				return reply(c, fatal(CodeProtocolViolation, "invalid startup packet layout: expected terminator as last byte"))
+			}
+			break
+		}
+		k := bytes.IndexByte(b, 0)
+		if k < 0 {
+			return reply(c, fatal(CodeProtocolViolation, "invalid startup packet layout: expected terminator as last byte"))
+		}
+		name := string(b[:k])
+		b = b[k+1:]
+		v := bytes.IndexByte(b, 0)
+		if v < 0 {
+			return reply(c, fatal(CodeProtocolViolation, "invalid startup packet layout: expected terminator as last byte"))
+		}
+		value := string(b[:v])
+		b = b[v+1:]
+		if strings.HasPrefix(name, "_pq_.") {
+			unrecognized = append(unrecognized, name)
+			continue
+		}
+		st.Params[name] = value
+	}
+	if st.Params["user"] == "" {
+		return reply(c, fatal(CodeInvalidAuthorization, "no PostgreSQL user name specified in startup packet"))
+	}
+	if st.Params["database"] == "" {
+		st.Params["database"] = st.Params["user"]
+	}
+	if code != protocol30 || len(unrecognized) > 0 {
+		if unrecognized == nil {
+			unrecognized = []string{}
+		}
+		return send(c, &pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unrecognized})
+	}
+	return nil
+}
+
+// tlsConfig is cfg with "postgresql" among its ALPN protocols.
+func tlsConfig(cfg *tls.Config) *tls.Config {
+	if slices.Contains(cfg.NextProtos, alpnPostgres) {
+		return cfg
+	}
+	c := cfg.Clone()
+	c.NextProtos = append(c.NextProtos, alpnPostgres)
+	return c
+}
+
+// prefixConn replays bytes already read before reading the connection.
+type prefixConn struct {
+	net.Conn
+	prefix []byte
+}
+
+func (p *prefixConn) Read(b []byte) (int, error) {
+	if len(p.prefix) > 0 {
+		n := copy(b, p.prefix)
+		p.prefix = p.prefix[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
+}
+
+// reply sends e to the client and returns it (with a write failure joined).
+func reply(w io.Writer, e *Error) error {
+	if err := WriteError(w, e.Severity, e.Code, e.Message); err != nil {
+		return errors.Join(e, err)
+	}
+	return e
+}
+
+// send writes backend messages in one write.
+func send(w io.Writer, msgs ...pgproto3.BackendMessage) error {
+	var buf []byte
+	for _, m := range msgs {
+		var err error
+		if buf, err = m.Encode(buf); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(buf)
+	return err
+}
+
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -28,8 +28,9 @@ type Validator interface {
 // Options are the executor's limits. A zero field takes its default.
 type Options struct {
 	// MaxRows is the most rows a result holds (default 100). The executor
-	// asks the server for MaxRows+1 with the Execute message's row limit,
-	// so it learns about truncation without computing the rest.
+	// reads row MaxRows+1 to learn that the result is truncated, then asks
+	// the server to cancel the rest (a row limit on Execute would also
+	// stop it, but would rule out parallel plans).
 	MaxRows int
 	// MaxBytes caps the document (default 32 KiB). Rows that would
 	// exceed it are left out and the result says truncated by "bytes".
@@ -142,7 +143,7 @@ type Result struct {
 	Truncated   bool
 	TruncatedBy string // "rows", "bytes" or ""
 	// Command is the statement's command tag ("SELECT 3", "SHOW"); empty
-	// when the row limit suspended the statement.
+	// when a cap cut the result short.
 	Command string
 	Timing  Timing
 }
@@ -297,7 +298,9 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	for i, c := range x.cols {
 		res.Columns[i] = Column{Name: string(x.names[c.nameOff : c.nameOff+c.nameLen]), Type: c.typ.name, OID: c.oid}
 	}
-	if len(x.tag) > 0 {
+	if len(x.tag) > 0 && !x.stopSent {
+		// A statement cut short has no tag, or one whose count includes
+		// rows the caller never got.
 		res.Command = string(x.tag)
 	}
 	if x.by == "" && x.received-x.skip > x.written {
@@ -359,9 +362,9 @@ func (e *Executor) exchange(ctx context.Context, conn *pgxpool.Conn, sql string,
 		})
 	}
 
-	// Execute's limit is a uint32 where 0 means no limit; skip and
-	// MaxRows are both below 1<<31, so the sum fits.
-	txn := sendRequest(fe, &e.env, sql, params, uint32(x.skip)+uint32(x.maxRows)+1)
+	// No row limit on Execute (0): with one, PostgreSQL plans without
+	// parallel workers. Rows past the caps are cut by exchange.stop.
+	txn := sendRequest(fe, &e.env, sql, params, 0)
 	err := fe.Flush()
 	if err == nil {
 		err = x.readReplies(pc, fe, e.baseMaxBody)

@@ -3,10 +3,16 @@
 package pgexec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
 func TestSelect1(t *testing.T) {
@@ -330,5 +336,78 @@ func TestZeroColumns(t *testing.T) {
 	want := `{"columns":[],"rows":[[],[]],"row_count":2,"truncated":false}`
 	if string(res.JSON) != want {
 		t.Fatalf("got  %s\nwant %s", res.JSON, want)
+	}
+}
+
+// TestCapStopKeepsConnection checks that a result cut by the row or the
+// byte cap stops the statement on the server (a cancel after the last row
+// needed) rather than reading a huge result to its end, and that the
+// connection is reused afterwards. (A set-returning function in the
+// select list streams; one in FROM is materialized before the first row.)
+func TestCapStopKeepsConnection(t *testing.T) {
+	pool := newPool(t, 1, true)
+	for _, opts := range []Options{{MaxRows: 10}, {MaxBytes: 4096}} {
+		e := newExec(t, pool, Options{MaxRows: opts.MaxRows, MaxBytes: opts.MaxBytes, StatementTimeout: 60 * time.Second})
+		t0 := time.Now()
+		res := run(t, e, "SELECT generate_series(1, 10000000000) AS g, repeat('x', 100) AS pad")
+		if d := time.Since(t0); d > 5*time.Second {
+			t.Errorf("%+v: a truncated result took %v; the statement was not stopped", opts, d)
+		}
+		if !res.Truncated || res.Rows == 0 || res.Command != "" {
+			t.Errorf("%+v: %d rows, truncated %v by %q, command %q", opts, res.Rows, res.Truncated, res.TruncatedBy, res.Command)
+		}
+		if n := e.DestroyedConns(); n != 0 {
+			t.Errorf("%+v: %d connections destroyed; a stopped statement keeps its connection", opts, n)
+		}
+		if res := run(t, e, "SELECT 1"); res.Rows != 1 || res.Truncated {
+			t.Errorf("%+v: the next call on the connection: %+v", opts, res)
+		}
+	}
+	assertPoolIdle(t, pool)
+}
+
+// TestParallelPlansAllowed checks that the executor does not keep
+// PostgreSQL from running a statement with parallel workers (as a row
+// limit on Execute would): with force_parallel_mode a parallel-safe
+// function runs in a worker, whose process id differs from the session's.
+func TestParallelPlansAllowed(t *testing.T) {
+	a := admin(t)
+	ctx := testCtx(t)
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS parallel_test",
+		"CREATE DATABASE parallel_test",
+		"ALTER DATABASE parallel_test SET force_parallel_mode = on",
+	} {
+		if _, err := a.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := pgtest.Shared(t).DBURL("parallel_test")
+	setup, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer setup.Close(ctx)
+	if _, err := setup.Exec(ctx, `CREATE FUNCTION worker_pid() RETURNS int LANGUAGE plpgsql PARALLEL SAFE
+		AS $$ BEGIN RETURN pg_backend_pid(); END $$`); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	ConfigurePool(cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	e := newExec(t, pool, Options{})
+	leader := run(t, e, "SELECT pg_backend_pid()")
+	worker := run(t, e, "SELECT worker_pid()")
+	rows := func(doc []byte) string { return string(doc[bytes.Index(doc, []byte(`"rows"`)):]) }
+	if rows(leader.JSON) == rows(worker.JSON) {
+		t.Errorf("worker_pid() ran in the session's own process (%s): no parallel worker was used", rows(worker.JSON))
 	}
 }

@@ -17,7 +17,7 @@ import (
 //
 //	P/B/E   BEGIN TRANSACTION READ ONLY
 //	P/B/E   SET LOCAL statement_timeout = <ms>
-//	P/B/D/E <agent statement>, Execute row limit MaxRows+1
+//	P/B/D/E <agent statement>, Execute without a row limit
 //	S       first Sync: ends the error-skipping of this segment
 //	P/B/E   ROLLBACK
 //	S       second Sync
@@ -106,7 +106,7 @@ const (
 // from the connection's read buffer (which the next message overwrites),
 // so the client's work overlaps the server producing the next rows.
 type exchange struct {
-	maxRows       int // MaxRows; the Execute limit is one more (after skip)
+	maxRows       int // MaxRows; row skip+maxRows+1 only marks truncation
 	skip          int // leading rows read and dropped (RunSkip)
 	maxBytes      int
 	maxValueBytes int
@@ -124,11 +124,15 @@ type exchange struct {
 	docStart  int    // len(dst) at the start
 	header    bool   // the columns part is written
 	written   int    // rows in doc
-	received  int    // DataRows received, at most maxRows+1
+	received  int    // DataRows received
 	by        string // "rows", "bytes" or ""
-	suspended bool   // the row limit stopped the portal
-	tag       []byte
-	ser       serializer
+	suspended bool   // a row limit stopped the portal (not sent today)
+	// stopSent: the result is complete for the caller (truncated, or a
+	// value too large) and a cancel request was sent so that the server
+	// stops producing rows nobody reads; its 57014 error is expected.
+	stopSent bool
+	tag      []byte
+	ser      serializer
 
 	// Serialization time: the client's work between socket reads while
 	// rows stream in (see Timing.Serialize).
@@ -189,6 +193,10 @@ func (x *exchange) readReplies(pc *pgconn.PgConn, fe *pgproto3.Frontend, baseMax
 		case *pgproto3.DataRow:
 			if x.stage == stQuery {
 				x.addRow(m.Values)
+				if !x.stopSent && (x.by != "" || x.limitErr != nil) {
+					x.stopSent = true
+					x.stop(pc)
+				}
 			}
 		case *pgproto3.CommandComplete:
 			switch x.stage {
@@ -222,6 +230,9 @@ func (x *exchange) readReplies(pc *pgconn.PgConn, fe *pgproto3.Frontend, baseMax
 			pe := pgconn.ErrorResponseToPgError(m)
 			if x.stage == stQuery {
 				x.endStream()
+				if x.stopSent && pe.Code == codeQueryCanceled {
+					continue // our own stop: the rows we need are in
+				}
 			}
 			if x.stage < stRollback {
 				if x.err == nil {
@@ -246,6 +257,20 @@ func (x *exchange) readReplies(pc *pgconn.PgConn, fe *pgproto3.Frontend, baseMax
 			}
 		}
 	}
+}
+
+// stop asks the server to cancel the statement once the caller has all
+// the rows it will get. The Execute carries no row limit, because a
+// limited Execute keeps PostgreSQL from using a parallel plan; so an
+// over-long result is cut here instead. CancelRequest returns after the
+// server has acknowledged it: the backend then stops at its next
+// interrupt check, or, if the statement already ended, discards the
+// cancel when it next waits for a command (a cancel that lands on the
+// ROLLBACK fails it, and the connection is then not reused).
+func (x *exchange) stop(pc *pgconn.PgConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+	defer cancel()
+	_ = pc.CancelRequest(ctx)
 }
 
 func (x *exchange) endStream() {

@@ -20,7 +20,7 @@ import (
 func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
 	user, db := st.Params["user"], st.Params["database"]
 	if cfg.Credentials == nil {
-		return reply(c, fatal(CodeInvalidAuthorization, "no authentication is configured for user %q", user))
+		return reply(c, fatal(CodeInvalidAuthorization, "no authentication is configured for user \"%s\"", user))
 	}
 	cred, err := cfg.Credentials(user, db)
 	known := true
@@ -28,7 +28,7 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
 	case errors.Is(err, ErrUnknownUser):
 		known = false
 	case err != nil:
-		e := fatal(CodeInvalidAuthorization, "could not look up user %q", user)
+		e := fatal(CodeInvalidAuthorization, "could not look up user \"%s\"", user)
 		e.Err = err
 		return reply(c, e)
 	}
@@ -40,7 +40,7 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
 	case AuthTrust:
 		return nil
 	case AuthReject:
-		return reply(c, fatal(CodeInvalidAuthorization, "connection rejected for user %q, database %q", user, db))
+		return reply(c, fatal(CodeInvalidAuthorization, "connection rejected for user \"%s\", database \"%s\"", user, db))
 	case AuthMD5:
 		if known && isSCRAMVerifier(cred.Password) {
 			return authSCRAM(c, user, cred.Password, true)
@@ -49,13 +49,13 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
 	case AuthSCRAM:
 		return authSCRAM(c, user, cred.Password, known)
 	}
-	return reply(c, fatal(CodeInvalidAuthorization, "no valid authentication method for user %q", user))
+	return reply(c, fatal(CodeInvalidAuthorization, "no valid authentication method for user \"%s\"", user))
 }
 
 // authFailed is the one answer to a wrong password, an unknown user or a
 // secret that cannot serve the method.
 func authFailed(c io.Writer, user string, cause error) error {
-	e := fatal(CodeInvalidPassword, "password authentication failed for user %q", user)
+	e := fatal(CodeInvalidPassword, "password authentication failed for user \"%s\"", user)
 	e.Err = cause
 	return reply(c, e)
 }

@@ -66,58 +66,75 @@ func NewRunner(cfg Config, out io.Writer, runID string) *Runner {
 // Samples returns how many samples were written.
 func (r *Runner) Samples() int64 { return r.samples }
 
-// Latency runs every query on every path, skipping done units.
+// Latency runs every query on every path, skipping done units. The paths
+// of one query take turns call by call (native, server, e2e-inproc, ...,
+// then again), so that a noisy machine shifts them alike; each path has
+// its own connection or session, opened fresh for the query so that its
+// first call is the cold one.
 func (r *Runner) Latency(ctx context.Context) error {
 	old := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(old)
 	for _, q := range r.cfg.Queries {
+		var paths []Path
 		for _, name := range r.cfg.Paths {
-			u := Unit{Path: name, Query: q.ID}
-			if r.cfg.Done[u] {
+			if r.cfg.Done[Unit{Path: name, Query: q.ID}] {
 				continue
-			}
-			if err := ctx.Err(); err != nil {
-				return err
 			}
 			p, err := NewPath(name, r.cfg.Settings)
 			if err != nil {
 				return err
 			}
-			t0 := time.Now()
-			samples, err := r.latencyUnit(ctx, p, q)
-			p.Close()
-			if err != nil {
-				return err
-			}
-			if err := r.flush(samples, nil); err != nil {
-				return err
-			}
-			r.progress("%-14s %-12s %3d samples, p50 %v (%v)", q.ID, name, len(samples), p50(samples), time.Since(t0).Round(time.Millisecond))
+			paths = append(paths, p)
 		}
+		if len(paths) == 0 {
+			continue
+		}
+		t0 := time.Now()
+		samples, err := r.latencyUnit(ctx, paths, q)
+		for _, p := range paths {
+			p.Close()
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.flush(samples, nil); err != nil {
+			return err
+		}
+		for _, p := range paths {
+			r.progress("%-14s %-12s p50 %v", q.ID, p.Name(), p50(samples, p.Name()))
+		}
+		r.progress("%-14s %d paths x %d samples (%v)", q.ID, len(paths), 1+r.cfg.Iterations, time.Since(t0).Round(time.Millisecond))
 	}
 	return nil
 }
 
-// latencyUnit times one query on one path: a cold call on a fresh
-// connection, the warm-up, then the iterations.
-func (r *Runner) latencyUnit(ctx context.Context, p Path, q Query) ([]*perf.Sample, error) {
-	if err := p.Open(ctx); err != nil {
-		return nil, err
+// latencyUnit times one query on its paths: a cold call on each fresh
+// connection, the warm-up, then the iterations, the paths taking turns.
+func (r *Runner) latencyUnit(ctx context.Context, paths []Path, q Query) ([]*perf.Sample, error) {
+	for _, p := range paths {
+		if err := p.Open(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var out []*perf.Sample
-	cold := r.timed(ctx, p, q, perf.PhaseCold, 0)
-	out = append(out, cold)
+	for _, p := range paths {
+		out = append(out, r.timed(ctx, p, q, perf.PhaseCold, 0))
+	}
 	for range r.cfg.Warmup {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		for _, p := range paths {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			r.timed(ctx, p, q, perf.PhaseWarm, 0)
 		}
-		r.timed(ctx, p, q, perf.PhaseWarm, 0)
 	}
 	for i := range r.cfg.Iterations {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		for _, p := range paths {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			out = append(out, r.timed(ctx, p, q, perf.PhaseWarm, i))
 		}
-		out = append(out, r.timed(ctx, p, q, perf.PhaseWarm, i))
 	}
 	return out, nil
 }
@@ -201,10 +218,12 @@ func (r *Runner) progress(format string, args ...any) {
 	}
 }
 
-func p50(s []*perf.Sample) time.Duration {
+// p50 is the median warm duration of path's samples ("" for all), for
+// the progress lines.
+func p50(s []*perf.Sample, path string) time.Duration {
 	var d []int64
 	for _, x := range s {
-		if x.Phase == perf.PhaseWarm && x.Status == perf.StatusOK {
+		if x.Phase == perf.PhaseWarm && x.Status == perf.StatusOK && (path == "" || x.Path == path) {
 			d = append(d, x.DurNS)
 		}
 	}
@@ -253,7 +272,7 @@ func (r *Runner) Sweep(ctx context.Context) error {
 				return err
 			}
 			rps := float64(load.Requests) / time.Duration(load.DurationNS).Seconds()
-			r.progress("sweep %-8s %3d clients: %8.0f req/s, p50 %v, %d errors", name, level, rps, p50(samples), load.Errors+load.Timeouts)
+			r.progress("sweep %-8s %3d clients: %8.0f req/s, p50 %v, %d errors", name, level, rps, p50(samples, ""), load.Errors+load.Timeouts)
 		}
 	}
 	return nil

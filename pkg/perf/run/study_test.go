@@ -19,7 +19,7 @@ type cancelOnWrite struct{ cancel context.CancelFunc }
 
 func (c cancelOnWrite) Write(p []byte) (int, error) { c.cancel(); return len(p), nil }
 
-// TestInterruptAndResume stops a run after its first unit, as Ctrl-C
+// TestInterruptAndResume stops a run after its first query, as Ctrl-C
 // does, then resumes it: the file ends with every unit exactly once under
 // the first run's id.
 func TestInterruptAndResume(t *testing.T) {
@@ -41,15 +41,16 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n, err := study(ctx, false, cancelOnWrite{cancel})
-	if !errors.Is(err, ErrInterrupted) || n != 4 {
-		t.Fatalf("interrupted run: %d samples, %v; want 4 and ErrInterrupted", n, err)
+	// A unit is one query on all paths, taking turns: 2 x (1 cold + 3 warm).
+	if !errors.Is(err, ErrInterrupted) || n != 8 {
+		t.Fatalf("interrupted run: %d samples, %v; want 8 and ErrInterrupted", n, err)
 	}
 	first := readRecords(t, out)
 	if len(first.Ends) != 1 || !first.Ends[0].Interrupted {
 		t.Fatalf("end records %+v", first.Ends)
 	}
-	if n, err := study(context.Background(), true, nil); err != nil || n != 12 {
-		t.Fatalf("resumed run: %d samples, %v; want the 12 of the 3 units left", n, err)
+	if n, err := study(context.Background(), true, nil); err != nil || n != 8 {
+		t.Fatalf("resumed run: %d samples, %v; want the 8 of the query left", n, err)
 	}
 	recs := readRecords(t, out)
 	if recs.Run.RunID != first.Run.RunID {

@@ -26,7 +26,9 @@ type Client struct {
 // startup parameters, after sending AuthenticationOk; or, for a
 // CancelRequest, a Startup whose Cancel is set and a nil *Client. Errors
 // have already been reported to the client as an ErrorResponse where the
-// protocol allows; a refusal is an *Error.
+// protocol allows; a refusal is an *Error (IsAuthFailure tells a failed
+// password check). On error the Startup holds what the client sent so far,
+// for logging, and may be nil.
 //
 // The whole exchange is bounded by cfg.StartupTimeout and by ctx. Accept
 // clears conn's deadline before it returns and never closes conn: the

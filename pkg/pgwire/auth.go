@@ -88,7 +88,7 @@ func authMD5(c io.ReadWriter, user, stored string, known bool) error {
 	var inner string // md5hex(password + user)
 	switch {
 	case isMD5Secret(stored):
-		inner = stored[3:]
+		inner = strings.ToLower(stored[3:])
 	case isSCRAMVerifier(stored):
 		return authFailed(c, user, errNoSecret)
 	case stored == "":

@@ -18,7 +18,8 @@ const DefaultMaxMessage = 1 << 20
 //
 // A body longer than the bound is an *OversizeError naming the type and the
 // length; nothing is allocated for it and the stream is left just after the
-// header. A stream that ends inside a message is io.ErrUnexpectedEOF; one
+// header, so the caller should report it and close. The buffer grows to the
+// largest message seen, never beyond the bound. A stream that ends inside a message is io.ErrUnexpectedEOF; one
 // that ends on a message boundary is io.EOF.
 type Framer struct {
 	r   *bufio.Reader
@@ -59,7 +60,7 @@ func (f *Framer) Next() (typ byte, body []byte, err error) {
 	}
 	size := 5 + int(n-4)
 	if cap(f.buf) < size {
-		nb := make([]byte, size, max(size, 2*cap(f.buf)))
+		nb := make([]byte, size, min(max(size, 2*cap(f.buf)), 5+f.max))
 		copy(nb, f.buf[:5])
 		f.buf = nb
 	} else {

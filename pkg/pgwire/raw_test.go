@@ -36,10 +36,10 @@ func dialRaw(t *testing.T, ctx context.Context, cfg *ServerConfig) *raw {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
 	r := &raw{t: t, done: make(chan result, 1)}
 	go func() {
 		conn, err := ln.Accept()
+		ln.Close() // only now: closing a listener resets connections not yet accepted
 		if err != nil {
 			r.done <- result{err: err}
 			return
@@ -423,4 +423,3 @@ func TestParseSCRAMVerifierRefuses(t *testing.T) {
 		}
 	}
 }
-

@@ -20,7 +20,7 @@ import (
 
 // testTLS returns a server tls.Config and the path of a PEM file holding
 // the CA that signed its certificate.
-func testTLS(t *testing.T) (*tls.Config, string) {
+func testTLS(t testing.TB) (*tls.Config, string) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

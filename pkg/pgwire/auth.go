@@ -126,7 +126,7 @@ func md5hex(s string) string {
 func readAuth(r io.ReadWriter) ([]byte, error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, unexpectedEOF(err)
+		return nil, err // io.EOF when the client hung up between messages
 	}
 	n := int64(binary.BigEndian.Uint32(hdr[1:]))
 	if hdr[0] == 'X' && n == 4 {

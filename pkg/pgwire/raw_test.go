@@ -294,6 +294,18 @@ func TestTerminateDuringAuthIsQuiet(t *testing.T) {
 	}
 }
 
+func TestHangUpDuringAuthIsQuiet(t *testing.T) {
+	r := dialRaw(t, context.Background(), &ServerConfig{Credentials: users(map[string]Credential{"bob": {Method: AuthSCRAM, Password: "pw"}})})
+	r.write(packet(protocol30, params("user", "bob")...))
+	if _, ok := r.receive().(*pgproto3.AuthenticationSASL); !ok {
+		t.Fatal("no SASL challenge")
+	}
+	r.c.Close()
+	if err := r.result().err; err != io.EOF {
+		t.Fatalf("Accept returned %v, want io.EOF", err)
+	}
+}
+
 func TestWrongMessageDuringAuth(t *testing.T) {
 	r := dialRaw(t, context.Background(), &ServerConfig{Credentials: users(map[string]Credential{"bob": {Method: AuthMD5, Password: "pw"}})})
 	r.write(packet(protocol30, params("user", "bob")...))

@@ -1,0 +1,184 @@
+// Conn: one hijacked server connection and the round trips the pool itself makes on it.
+
+package pool
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Conn is a server connection taken out of pgconn after authentication.
+// Whoever acquired it owns R and W until it is released; the pool touches
+// them only while the connection is idle.
+type Conn struct {
+	Net    net.Conn
+	R      *bufio.Reader
+	W      *bufio.Writer
+	PID    uint32
+	Secret []byte
+	// Params are the server's ParameterStatus values; the owner keeps them
+	// current when it sees ParameterStatus messages.
+	Params map[string]string
+	// State is the owner's bookkeeping (prepared statements, replayed
+	// settings); it survives check-in and is dropped with the connection.
+	State any
+
+	pool      *Pool
+	network   string // for cancel requests: "tcp" or "unix"
+	address   string
+	created   time.Time
+	idleSince time.Time
+}
+
+// Pool is the pool the connection belongs to.
+func (c *Conn) Pool() *Pool { return c.pool }
+
+// ServerError is an ErrorResponse the server sent to a query the pool ran.
+type ServerError struct {
+	Code    string
+	Message string
+}
+
+func (e *ServerError) Error() string { return fmt.Sprintf("server error %s: %s", e.Code, e.Message) }
+
+// Exec runs sql with the simple query protocol and waits for
+// ReadyForQuery, keeping Params current. Results are dropped; the first
+// ErrorResponse is returned as a *ServerError. It returns the final
+// transaction status.
+func (c *Conn) Exec(ctx context.Context, sql string) (txStatus byte, err error) {
+	if d, ok := ctx.Deadline(); ok {
+		c.Net.SetDeadline(d)
+		defer c.Net.SetDeadline(time.Time{})
+	}
+	msg := make([]byte, 5, 6+len(sql))
+	msg[0] = 'Q'
+	msg = append(msg, sql...)
+	msg = append(msg, 0)
+	binary.BigEndian.PutUint32(msg[1:5], uint32(len(msg)-1))
+	if _, err := c.W.Write(msg); err != nil {
+		return 0, err
+	}
+	if err := c.W.Flush(); err != nil {
+		return 0, err
+	}
+	var first error
+	var body []byte
+	for {
+		typ, b, err := ReadMessage(c.R, body)
+		if err != nil {
+			return 0, err
+		}
+		body = b
+		switch typ {
+		case 'E':
+			if first == nil {
+				first = ParseError(body)
+			}
+		case 'S':
+			name, value := ParseParameterStatus(body)
+			c.Params[name] = value
+		case 'Z':
+			if len(body) != 1 {
+				return 0, errors.New("pool: malformed ReadyForQuery")
+			}
+			return body[0], first
+		}
+	}
+}
+
+// ReadMessage reads one whole message into buf (grown as needed).
+func ReadMessage(r *bufio.Reader, buf []byte) (byte, []byte, error) {
+	var hdr [5]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, buf, err
+	}
+	n := int(binary.BigEndian.Uint32(hdr[1:])) - 4
+	if n < 0 || n > 1<<30 {
+		return 0, buf, fmt.Errorf("pool: server message %q with length %d", hdr[0], n+4)
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return 0, buf, err
+	}
+	return hdr[0], buf, nil
+}
+
+// ParseError reads an ErrorResponse or NoticeResponse body.
+func ParseError(body []byte) *ServerError {
+	e := &ServerError{}
+	for len(body) > 1 {
+		f := body[0]
+		i := strings.IndexByte(string(body[1:]), 0)
+		if i < 0 {
+			break
+		}
+		v := string(body[1 : 1+i])
+		body = body[2+i:]
+		switch f {
+		case 'C':
+			e.Code = v
+		case 'M':
+			e.Message = v
+		}
+	}
+	return e
+}
+
+// ParseParameterStatus reads a ParameterStatus body.
+func ParseParameterStatus(body []byte) (name, value string) {
+	i := strings.IndexByte(string(body), 0)
+	if i < 0 {
+		return "", ""
+	}
+	name = string(body[:i])
+	rest := body[i+1:]
+	if j := strings.IndexByte(string(rest), 0); j >= 0 {
+		rest = rest[:j]
+	}
+	return name, string(rest)
+}
+
+// Cancel asks the server to cancel whatever this connection is running: a
+// new connection carrying CancelRequest with the server's key. It returns
+// once the server has closed that connection (the request was read) or
+// ctx ends.
+func (c *Conn) Cancel(ctx context.Context) error {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, c.network, c.address)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		nc.SetDeadline(dl)
+	}
+	msg := make([]byte, 12, 12+len(c.Secret))
+	binary.BigEndian.PutUint32(msg[0:], uint32(12+len(c.Secret)))
+	binary.BigEndian.PutUint32(msg[4:], 80877102)
+	binary.BigEndian.PutUint32(msg[8:], c.PID)
+	msg = append(msg, c.Secret...)
+	if _, err := nc.Write(msg); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, nc) // the server closes after reading the request
+	return err
+}
+
+// cancelAddress works out where cancel requests for a server go.
+func cancelAddress(host string, port uint16) (network, address string) {
+	if strings.HasPrefix(host, "/") {
+		return "unix", host + "/.s.PGSQL." + strconv.Itoa(int(port))
+	}
+	return "tcp", net.JoinHostPort(host, strconv.Itoa(int(port)))
+}

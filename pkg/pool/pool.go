@@ -1,0 +1,454 @@
+// Package pool keeps server connections per (database, user): it connects
+// and authenticates with pgconn, hijacks the socket, and hands the raw
+// connection out and back with size, idle, lifetime and health rules.
+package pool
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Config is one pool's settings. Zero fields take the defaults listed.
+type Config struct {
+	Size             int           // server connections at most (default 20)
+	MinIdle          int           // idle connections kept open (default 0)
+	MaxClients       int           // clients of this pool at once (default 0: no limit)
+	AcquireTimeout   time.Duration // wait for a connection at most this long (default 5s)
+	IdleTimeout      time.Duration // close idle connections above MinIdle after this (default 10m)
+	MaxLifetime      time.Duration // close connections older than this at check-in (default 1h)
+	HealthCheckAfter time.Duration // run an empty query on checkout after this much idleness (default 30s)
+	ResetQuery       string        // run by Reset (default "DISCARD ALL")
+}
+
+// Defaults fills zero fields with the defaults.
+func (c Config) Defaults() Config {
+	if c.Size <= 0 {
+		c.Size = 20
+	}
+	if c.AcquireTimeout <= 0 {
+		c.AcquireTimeout = 5 * time.Second
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 10 * time.Minute
+	}
+	if c.MaxLifetime <= 0 {
+		c.MaxLifetime = time.Hour
+	}
+	if c.HealthCheckAfter <= 0 {
+		c.HealthCheckAfter = 30 * time.Second
+	}
+	if c.ResetQuery == "" {
+		c.ResetQuery = "DISCARD ALL"
+	}
+	return c
+}
+
+// Connector opens an authenticated server connection for a pool.
+type Connector func(ctx context.Context, database, user string) (*pgconn.PgConn, error)
+
+// URLConnector connects with serverURL's host, port, TLS and password,
+// and the pool's database and user. password, when not nil and returning
+// a non-empty string, gives a user's server password instead.
+func URLConnector(serverURL string, password func(user string) string) (Connector, error) {
+	base, err := pgconn.ParseConfig(serverURL)
+	if err != nil {
+		return nil, fmt.Errorf("pool: server url: %w", err)
+	}
+	return func(ctx context.Context, database, user string) (*pgconn.PgConn, error) {
+		cfg := base.Copy()
+		cfg.Database = database
+		cfg.User = user
+		if password != nil {
+			if p := password(user); p != "" {
+				cfg.Password = p
+			}
+		}
+		return pgconn.ConnectConfig(ctx, cfg)
+	}, nil
+}
+
+// ErrTimeout is returned by Acquire when no connection came in time; the
+// message names the pool and the wait.
+var ErrTimeout = errors.New("no server connection available")
+
+// ErrClosed is returned by Acquire on a closed pool.
+var ErrClosed = errors.New("pool closed")
+
+// ErrTooManyClients is returned by Join beyond MaxClients.
+var ErrTooManyClients = errors.New("too many clients")
+
+// Pool is the server connections of one (database, user).
+type Pool struct {
+	Database, User string
+
+	connect Connector
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	cfg     Config
+	idle    []*Conn // most recently used last
+	total   int     // open and opening
+	active  int     // handed out
+	clients int
+	waiters []chan *Conn // nil sent: a slot to connect in
+	closed  bool
+	params  map[string]string
+	stop    chan struct{}
+}
+
+// New returns a pool; its janitor runs until Close.
+func New(database, user string, cfg Config, connect Connector, log *slog.Logger) *Pool {
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &Pool{Database: database, User: user, cfg: cfg.Defaults(), connect: connect, log: log, stop: make(chan struct{})}
+	go p.janitor()
+	return p
+}
+
+// Name is "database/user".
+func (p *Pool) Name() string { return p.Database + "/" + p.User }
+
+// Config returns the pool's settings.
+func (p *Pool) Config() Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg
+}
+
+// SetConfig changes the settings; a smaller size takes effect as
+// connections come back.
+func (p *Pool) SetConfig(cfg Config) {
+	p.mu.Lock()
+	p.cfg = cfg.Defaults()
+	for len(p.idle) > 0 && p.total > p.cfg.Size {
+		c := p.idle[0]
+		p.idle = p.idle[1:]
+		p.total--
+		go c.Net.Close()
+	}
+	for len(p.waiters) > 0 && p.total < p.cfg.Size {
+		p.total++
+		p.wakeLocked(nil)
+	}
+	p.mu.Unlock()
+}
+
+// Join counts a client of this pool, refusing one beyond MaxClients.
+func (p *Pool) Join() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg.MaxClients > 0 && p.clients >= p.cfg.MaxClients {
+		return fmt.Errorf("%w for pool %s (max %d)", ErrTooManyClients, p.Name(), p.cfg.MaxClients)
+	}
+	p.clients++
+	return nil
+}
+
+// Leave uncounts a client Join counted.
+func (p *Pool) Leave() {
+	p.mu.Lock()
+	p.clients--
+	p.mu.Unlock()
+}
+
+// Stat is a pool's counters.
+type Stat struct {
+	Size, Active, Idle, Waiting, Clients int
+}
+
+// Stat returns the counters.
+func (p *Pool) Stat() Stat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Stat{Size: p.cfg.Size, Active: p.active, Idle: len(p.idle), Waiting: len(p.waiters), Clients: p.clients}
+}
+
+// Params returns the ParameterStatus values of the last connection made,
+// nil before the first.
+func (p *Pool) Params() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.params)
+}
+
+// Acquire returns a healthy connection, waiting at most AcquireTimeout.
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	p.mu.Lock()
+	timeout := p.cfg.AcquireTimeout
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		c, err := p.take(ctx)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w within %s for pool %s", ErrTimeout, timeout, p.Name())
+			}
+			return nil, err
+		}
+		if c != nil {
+			if p.healthy(ctx, c) {
+				return c, nil
+			}
+			p.Discard(c)
+			continue
+		}
+		// A slot to fill: connect.
+		c, err = p.open(ctx)
+		if err != nil {
+			p.mu.Lock()
+			p.total--
+			p.active--
+			if len(p.waiters) > 0 && p.total < p.cfg.Size {
+				p.total++
+				p.active++
+				p.wakeLocked(nil)
+			}
+			p.mu.Unlock()
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// take returns an idle connection, or nil with a slot reserved (total and
+// active counted) for the caller to connect in, or waits.
+func (p *Pool) take(ctx context.Context) (*Conn, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.active++
+		p.mu.Unlock()
+		return c, nil
+	}
+	if p.total < p.cfg.Size {
+		p.total++
+		p.active++
+		p.mu.Unlock()
+		return nil, nil
+	}
+	ch := make(chan *Conn, 1)
+	p.waiters = append(p.waiters, ch)
+	p.mu.Unlock()
+	select {
+	case c := <-ch:
+		return c, nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		for i, w := range p.waiters {
+			if w == ch {
+				p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+				p.mu.Unlock()
+				return nil, ctx.Err()
+			}
+		}
+		p.mu.Unlock()
+		return <-ch, nil // handed over meanwhile
+	}
+}
+
+// wakeLocked hands c (or a slot, nil) to the first waiter; active and
+// total are already counted for it.
+func (p *Pool) wakeLocked(c *Conn) {
+	w := p.waiters[0]
+	p.waiters = p.waiters[1:]
+	w <- c
+}
+
+func (p *Pool) healthy(ctx context.Context, c *Conn) bool {
+	p.mu.Lock()
+	after := p.cfg.HealthCheckAfter
+	life := p.cfg.MaxLifetime
+	p.mu.Unlock()
+	if time.Since(c.created) > life {
+		return false
+	}
+	if time.Since(c.idleSince) < after {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := c.Exec(ctx, "")
+	if err != nil || st != 'I' {
+		p.log.Debug("pool: health check failed", "pool", p.Name(), "pid", c.PID, "err", err)
+		return false
+	}
+	return true
+}
+
+func (p *Pool) open(ctx context.Context) (*Conn, error) {
+	pc, err := p.connect(ctx, p.Database, p.User)
+	if err != nil {
+		return nil, err
+	}
+	if err := pc.SyncConn(ctx); err != nil {
+		pc.Close(context.Background())
+		return nil, err
+	}
+	h, err := pc.Hijack()
+	if err != nil {
+		pc.Close(context.Background())
+		return nil, err
+	}
+	c := &Conn{
+		Net:     h.Conn,
+		R:       bufio.NewReaderSize(h.Conn, 32<<10),
+		W:       bufio.NewWriterSize(h.Conn, 16<<10),
+		PID:     h.PID,
+		Secret:  h.SecretKey,
+		Params:  maps.Clone(h.ParameterStatuses),
+		pool:    p,
+		created: time.Now(),
+	}
+	c.idleSince = c.created
+	c.network, c.address = cancelAddress(h.Config.Host, h.Config.Port)
+	p.mu.Lock()
+	p.params = maps.Clone(c.Params)
+	p.mu.Unlock()
+	p.log.Debug("pool: connected", "pool", p.Name(), "pid", c.PID)
+	return c, nil
+}
+
+// Release returns a connection in the idle state (ReadyForQuery 'I', no
+// responses outstanding). Old connections and those beyond the size are
+// closed instead.
+func (p *Pool) Release(c *Conn) {
+	p.mu.Lock()
+	p.active--
+	if p.closed || p.total > p.cfg.Size || time.Since(c.created) > p.cfg.MaxLifetime {
+		p.total--
+		p.refillLocked()
+		p.mu.Unlock()
+		c.Net.Close()
+		return
+	}
+	if len(p.waiters) > 0 {
+		p.active++
+		p.wakeLocked(c)
+		p.mu.Unlock()
+		return
+	}
+	c.idleSince = time.Now()
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+// Reset runs the reset query (session mode's check-in) and releases the
+// connection, or discards it when the reset fails.
+func (p *Pool) Reset(ctx context.Context, c *Conn) {
+	p.mu.Lock()
+	q := p.cfg.ResetQuery
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if st, err := c.Exec(ctx, q); err != nil || st != 'I' {
+		p.log.Debug("pool: reset failed", "pool", p.Name(), "pid", c.PID, "err", err)
+		p.Discard(c)
+		return
+	}
+	p.Release(c)
+}
+
+// Discard closes a connection that is broken or in an unknown state.
+func (p *Pool) Discard(c *Conn) {
+	c.Net.Close()
+	p.mu.Lock()
+	p.active--
+	p.total--
+	p.refillLocked()
+	p.mu.Unlock()
+}
+
+// refillLocked lets a waiter connect in a freed slot.
+func (p *Pool) refillLocked() {
+	if len(p.waiters) > 0 && p.total < p.cfg.Size && !p.closed {
+		p.total++
+		p.active++
+		p.wakeLocked(nil)
+	}
+}
+
+// Close closes the idle connections and refuses new acquires; handed-out
+// connections are closed as they come back.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.stop)
+	idle := p.idle
+	p.idle = nil
+	p.total -= len(idle)
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.Net.Close()
+	}
+}
+
+// janitor closes idle connections past IdleTimeout (above MinIdle) or
+// MaxLifetime and opens connections up to MinIdle.
+func (p *Pool) janitor() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		var drop []*Conn
+		p.mu.Lock()
+		keep := p.idle[:0]
+		for i, c := range p.idle {
+			expired := time.Since(c.created) > p.cfg.MaxLifetime ||
+				(time.Since(c.idleSince) > p.cfg.IdleTimeout && len(keep)+len(p.idle)-i > p.cfg.MinIdle)
+			if expired {
+				drop = append(drop, c)
+				p.total--
+				continue
+			}
+			keep = append(keep, c)
+		}
+		p.idle = keep
+		need := 0
+		if p.cfg.MinIdle > len(p.idle) {
+			need = min(p.cfg.MinIdle-len(p.idle), p.cfg.Size-p.total)
+		}
+		p.total += need
+		p.mu.Unlock()
+		for _, c := range drop {
+			c.Net.Close()
+		}
+		for range need {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			c, err := p.open(ctx)
+			cancel()
+			p.mu.Lock()
+			if err != nil {
+				p.total--
+				p.mu.Unlock()
+				p.log.Warn("pool: min idle connect failed", "pool", p.Name(), "err", err)
+				break
+			}
+			p.active++
+			p.mu.Unlock()
+			p.Release(c)
+		}
+	}
+}

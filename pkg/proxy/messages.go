@@ -1,0 +1,95 @@
+// Message encoding and decoding helpers for the few types the proxy reads or writes.
+
+package proxy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+	"strings"
+)
+
+// cstring splits a NUL-terminated string off b; ok is false without a NUL.
+func cstring(b []byte) (s string, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return "", nil, false
+	}
+	return string(b[:i]), b[i+1:], true
+}
+
+// appendMsg appends a message of type typ with the given body parts.
+func appendMsg(dst []byte, typ byte, parts ...[]byte) []byte {
+	n := 4
+	for _, p := range parts {
+		n += len(p)
+	}
+	dst = append(dst, typ, 0, 0, 0, 0)
+	binary.BigEndian.PutUint32(dst[len(dst)-4:], uint32(n))
+	for _, p := range parts {
+		dst = append(dst, p...)
+	}
+	return dst
+}
+
+var nul = []byte{0}
+
+// appendParse appends Parse(name, query, param types section as sent).
+func appendParse(dst []byte, name, query string, params []byte) []byte {
+	return appendMsg(dst, 'P', []byte(name), nul, []byte(query), nul, params)
+}
+
+// appendClose appends Close of a statement ('S') or portal ('P').
+func appendClose(dst []byte, kind byte, name string) []byte {
+	return appendMsg(dst, 'C', []byte{kind}, []byte(name), nul)
+}
+
+// appendErrorResponse appends an ErrorResponse.
+func appendErrorResponse(dst []byte, severity, code, message string) []byte {
+	body := []byte{'S'}
+	body = append(body, severity...)
+	body = append(body, 0, 'V')
+	body = append(body, severity...)
+	body = append(body, 0, 'C')
+	body = append(body, code...)
+	body = append(body, 0, 'M')
+	body = append(body, message...)
+	body = append(body, 0, 0)
+	return appendMsg(dst, 'E', body)
+}
+
+// appendParameterStatus appends a ParameterStatus.
+func appendParameterStatus(dst []byte, name, value string) []byte {
+	return appendMsg(dst, 'S', []byte(name), nul, []byte(value), nul)
+}
+
+// errorCode returns the SQLSTATE of an ErrorResponse body.
+func errorCode(body []byte) string {
+	for len(body) > 1 {
+		f := body[0]
+		i := bytes.IndexByte(body[1:], 0)
+		if i < 0 {
+			return ""
+		}
+		if f == 'C' {
+			return string(body[1 : 1+i])
+		}
+		body = body[2+i:]
+	}
+	return ""
+}
+
+// tagRows returns the row count of a CommandComplete tag and its command.
+func tagRows(body []byte) (cmd string, rows int64) {
+	tag := string(bytes.TrimRight(body, "\x00"))
+	cmd = tag
+	if i := strings.IndexByte(tag, ' '); i >= 0 {
+		cmd = tag[:i]
+	}
+	if j := strings.LastIndexByte(tag, ' '); j >= 0 {
+		if n, err := strconv.ParseInt(tag[j+1:], 10, 64); err == nil {
+			rows = n
+		}
+	}
+	return cmd, rows
+}

@@ -1,0 +1,372 @@
+// Package proxy is qprouter's client side: it accepts PostgreSQL clients
+// (startup and auth through pkg/pgwire), picks a pool through a
+// route.Router, and relays messages on their boundaries between each
+// client and a server connection in session or transaction mode.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/route"
+)
+
+// Mode is when a server connection goes back to its pool.
+type Mode int
+
+const (
+	// Session mode gives a client one server connection for its whole
+	// session and runs the pool's reset query when the client leaves.
+	Session Mode = iota
+	// Transaction mode returns the server connection at every
+	// ReadyForQuery 'I' unless the client is pinned.
+	Transaction
+)
+
+func (m Mode) String() string {
+	if m == Transaction {
+		return "transaction"
+	}
+	return "session"
+}
+
+// ParseMode reads "session" or "transaction".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "session":
+		return Session, nil
+	case "transaction":
+		return Transaction, nil
+	}
+	return 0, fmt.Errorf("pool mode %q: want session or transaction", s)
+}
+
+// QueryEvent is one completed statement.
+type QueryEvent struct {
+	SQL      string        // the Query text, or the Parse text behind an Execute
+	Duration time.Duration // from forwarding to the server until its completion
+	Rows     int64         // from CommandComplete (0 when the tag has no count)
+	SQLState string        // "" on success
+	Pool     string        // "database/user"
+	Prepared bool          // an Execute of a named statement
+}
+
+// Options configure a Proxy. Pools is required; every hook is optional
+// and nil means not called.
+type Options struct {
+	Mode  Mode
+	Pools *route.Pools
+	// Router picks the pool for a client (session mode) or a transaction
+	// (transaction mode); nil means Pools.
+	Router route.Router
+	// Auth is the client-facing startup and authentication.
+	Auth *pgwire.ServerConfig
+	// MaxClients bounds clients connected at once (0: no limit).
+	MaxClients int
+	// MaxMessage bounds a client message body (default pgwire.DefaultMaxMessage).
+	MaxMessage int
+	// PreparedPerServer bounds the renamed prepared statements one server
+	// connection keeps in transaction mode (default 256); the least
+	// recently used is closed beyond it.
+	PreparedPerServer int
+	// CancelTimeout bounds delivering a cancel request (default 5s).
+	CancelTimeout time.Duration
+	Log           *slog.Logger
+	// OnQuery is called once per completed statement, on the session's
+	// goroutine: keep it fast.
+	OnQuery func(QueryEvent)
+	// OnAcquire is called after each server acquire with the wait.
+	OnAcquire func(pool string, wait time.Duration)
+	// Reload is what Reload runs (re-reading files, then applying
+	// settings); nil makes Reload only reapply pool settings.
+	Reload func() error
+}
+
+// Proxy serves clients. Create it with New.
+type Proxy struct {
+	opts   Options
+	router route.Router
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	byKey    map[string]*session
+	ln       []net.Listener
+	draining bool
+	nclients atomic.Int64
+	wg       sync.WaitGroup
+
+	pauseMu sync.Mutex
+	resumed chan struct{} // nil when not paused; closed by Resume
+}
+
+// New returns a proxy; Serve runs it on a listener.
+func New(opts Options) (*Proxy, error) {
+	if opts.Pools == nil {
+		return nil, errors.New("proxy: Options.Pools is required")
+	}
+	if opts.Auth == nil {
+		return nil, errors.New("proxy: Options.Auth is required")
+	}
+	if opts.PreparedPerServer <= 0 {
+		opts.PreparedPerServer = 256
+	}
+	if opts.CancelTimeout <= 0 {
+		opts.CancelTimeout = 5 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	p := &Proxy{opts: opts, router: opts.Router, log: opts.Log,
+		sessions: make(map[*session]struct{}), byKey: make(map[string]*session)}
+	if p.router == nil {
+		p.router = opts.Pools
+	}
+	return p, nil
+}
+
+// Mode is the proxy's pool mode.
+func (p *Proxy) Mode() Mode { return p.opts.Mode }
+
+// Serve accepts clients on ln until ln is closed or Shutdown is called.
+func (p *Proxy) Serve(ln net.Listener) error {
+	p.mu.Lock()
+	if p.draining {
+		p.mu.Unlock()
+		return net.ErrClosed
+	}
+	p.ln = append(p.ln, ln)
+	p.mu.Unlock()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			p.mu.Lock()
+			d := p.draining
+			p.mu.Unlock()
+			if d || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.serveConn(conn)
+		}()
+	}
+}
+
+func (p *Proxy) serveConn(conn net.Conn) {
+	defer conn.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Warn("proxy: client handler panicked", "addr", conn.RemoteAddr().String(), "panic", r)
+		}
+	}()
+	cl, st, err := pgwire.Accept(context.Background(), conn, p.opts.Auth)
+	if err != nil {
+		p.log.Debug("proxy: startup failed", "addr", conn.RemoteAddr().String(), "err", err)
+		return
+	}
+	if cl == nil {
+		if st != nil && st.Cancel != nil {
+			p.cancel(*st.Cancel)
+		}
+		return
+	}
+	if n := p.nclients.Add(1); p.opts.MaxClients > 0 && n > int64(p.opts.MaxClients) {
+		p.nclients.Add(-1)
+		pgwire.WriteError(cl.Conn, "FATAL", "53300", fmt.Sprintf("qprouter: too many clients (max %d)", p.opts.MaxClients))
+		return
+	}
+	defer p.nclients.Add(-1)
+	s := newSession(p, cl)
+	p.mu.Lock()
+	if p.draining {
+		p.mu.Unlock()
+		pgwire.WriteError(cl.Conn, "FATAL", "57P01", "qprouter: shutting down")
+		return
+	}
+	p.sessions[s] = struct{}{}
+	p.byKey[keyString(cl.Key)] = s
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.sessions, s)
+		delete(p.byKey, keyString(cl.Key))
+		p.mu.Unlock()
+	}()
+	s.run()
+}
+
+func keyString(k pgwire.CancelKey) string {
+	return fmt.Sprintf("%d/%x", k.PID, k.Secret)
+}
+
+// cancel forwards a client's CancelRequest to the server running its query.
+func (p *Proxy) cancel(k pgwire.CancelKey) {
+	p.mu.Lock()
+	s := p.byKey[keyString(k)]
+	p.mu.Unlock()
+	if s == nil {
+		p.log.Debug("proxy: cancel request with an unknown key")
+		return
+	}
+	s.cancel()
+}
+
+// waitResumed blocks while the proxy is paused.
+func (p *Proxy) waitResumed(ctx context.Context) error {
+	p.pauseMu.Lock()
+	ch := p.resumed
+	p.pauseMu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Pause stops handing out server connections: transactions under way
+// finish, new ones wait until Resume.
+func (p *Proxy) Pause() {
+	p.pauseMu.Lock()
+	if p.resumed == nil {
+		p.resumed = make(chan struct{})
+	}
+	p.pauseMu.Unlock()
+}
+
+// Resume lets waiting clients go on.
+func (p *Proxy) Resume() {
+	p.pauseMu.Lock()
+	if p.resumed != nil {
+		close(p.resumed)
+		p.resumed = nil
+	}
+	p.pauseMu.Unlock()
+}
+
+// Paused reports whether Pause is in effect.
+func (p *Proxy) Paused() bool {
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	return p.resumed != nil
+}
+
+// Reload runs Options.Reload, then applies the pool settings again.
+// Clients stay connected.
+func (p *Proxy) Reload() error {
+	if p.opts.Reload != nil {
+		if err := p.opts.Reload(); err != nil {
+			return err
+		}
+	}
+	p.opts.Pools.Reconfigure()
+	return nil
+}
+
+// PoolStat is one pool's state.
+type PoolStat struct {
+	Database, User string
+	Mode           string
+	Size           int // the configured maximum
+	Active         int // server connections handed out
+	Idle           int // server connections in the pool
+	Waiting        int // clients waiting for a connection
+	Clients        int // clients of the pool
+}
+
+// Pools returns every pool's state.
+func (p *Proxy) Pools() []PoolStat {
+	var out []PoolStat
+	for _, pl := range p.opts.Pools.All() {
+		st := pl.Stat()
+		out = append(out, PoolStat{Database: pl.Database, User: pl.User, Mode: p.opts.Mode.String(),
+			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients})
+	}
+	return out
+}
+
+// ClientStat is one client's state.
+type ClientStat struct {
+	Addr, User, Database string
+	State                string // "idle", "active" (a server is working for it) or "waiting" (for a server)
+	ServerPID            uint32 // 0 without a server connection
+	Pinned               bool
+	ConnectedSince       time.Time
+}
+
+// Clients returns every connected client's state.
+func (p *Proxy) Clients() []ClientStat {
+	p.mu.Lock()
+	ss := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		ss = append(ss, s)
+	}
+	p.mu.Unlock()
+	out := make([]ClientStat, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, s.stat())
+	}
+	return out
+}
+
+// Shutdown stops accepting, closes idle clients at once and the others
+// when their transaction ends; when ctx ends first the rest are closed.
+// Pools are closed last.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	p.draining = true
+	lns := p.ln
+	p.mu.Unlock()
+	for _, ln := range lns {
+		ln.Close()
+	}
+	p.Resume()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	var err error
+loop:
+	for {
+		p.mu.Lock()
+		for s := range p.sessions {
+			s.drain()
+		}
+		p.mu.Unlock()
+		select {
+		case <-done:
+			break loop
+		case <-t.C:
+		case <-ctx.Done():
+			err = ctx.Err()
+			p.mu.Lock()
+			for s := range p.sessions {
+				s.client.Conn.Close()
+			}
+			p.mu.Unlock()
+			<-done
+			break loop
+		}
+	}
+	p.opts.Pools.Close()
+	return err
+}

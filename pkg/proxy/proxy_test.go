@@ -1,0 +1,210 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/pool"
+	"github.com/qpkit/qpkit/pkg/proxy"
+	"github.com/qpkit/qpkit/pkg/route"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// running is a proxy serving on a local port for one test.
+type running struct {
+	*proxy.Proxy
+	addr   string
+	pools  *route.Pools
+	events chan proxy.QueryEvent
+}
+
+// url is a connection string through the proxy.
+func (r *running) url(db string) string {
+	return fmt.Sprintf("postgres://postgres@%s/%s?sslmode=disable", r.addr, db)
+}
+
+type cfg struct {
+	mode    proxy.Mode
+	size    int
+	timeout time.Duration
+	events  bool
+}
+
+func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
+	t.Helper()
+	connect, err := pool.URLConnector(c.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	level := slog.LevelWarn
+	if os.Getenv("QPROUTER_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	pools := &route.Pools{Connect: connect, Log: log, Config: func(db, user string) pool.Config {
+		return pool.Config{Size: o.size, AcquireTimeout: o.timeout}
+	}}
+	r := &running{pools: pools}
+	opts := proxy.Options{
+		Mode:  o.mode,
+		Pools: pools,
+		Auth: &pgwire.ServerConfig{Credentials: func(user, db string) (pgwire.Credential, error) {
+			return pgwire.Credential{Method: pgwire.AuthTrust}, nil
+		}},
+		Log: log,
+	}
+	if o.events {
+		r.events = make(chan proxy.QueryEvent, 10000)
+		opts.OnQuery = func(e proxy.QueryEvent) {
+			select {
+			case r.events <- e:
+			default:
+			}
+		}
+	}
+	p, err := proxy.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Proxy = p
+	r.addr = ln.Addr().String()
+	go p.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := p.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return r
+}
+
+func connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("connect %s: %v", url, err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+var modes = []proxy.Mode{proxy.Session, proxy.Transaction}
+
+// queryAll runs sql in every exec mode and returns the rows as text.
+func queryText(t testing.TB, conn *pgx.Conn, mode pgx.QueryExecMode, sql string, args ...any) string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), sql, append([]any{mode}, args...)...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	var b strings.Builder
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, vals...)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return b.String()
+}
+
+var execModes = []pgx.QueryExecMode{
+	pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
+	pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol,
+}
+
+func TestSameAnswersAsDirect(t *testing.T) {
+	c := pgtest.Shared(t)
+	direct := connect(t, c.URL())
+	queries := []struct {
+		sql  string
+		args []any
+	}{
+		{"select g, g*2, 'x'||g from generate_series(1, 500) g where g > $1", []any{10}},
+		{"select $1::text, $2::int", []any{"hello", 42}},
+		{"select oid, relname from pg_class where relname like $1 order by 1", []any{"pg_%"}},
+		{"select null::int, ''::text, 1.5::numeric", nil},
+	}
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 2})
+			conn := connect(t, r.url("postgres"))
+			for _, em := range execModes {
+				for _, q := range queries {
+					want := queryText(t, direct, em, q.sql, q.args...)
+					got := queryText(t, conn, em, q.sql, q.args...)
+					if got != want {
+						t.Errorf("%v %s: got %q, want %q", em, q.sql, got, want)
+					}
+				}
+			}
+			// An error mid-session leaves the session usable.
+			if _, err := conn.Exec(context.Background(), "select 1/0"); err == nil || !strings.Contains(err.Error(), "22012") {
+				t.Errorf("division by zero: %v", err)
+			}
+			if got := queryText(t, conn, pgx.QueryExecModeCacheStatement, "select 1"); got != "1\n" {
+				t.Errorf("after error: %q", got)
+			}
+		})
+	}
+}
+
+// Many clients share few server connections with prepared statements.
+func TestTransactionModePrepared(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 3})
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn := connect(t, r.url("postgres"))
+			ctx := context.Background()
+			for j := range 50 {
+				var n int
+				q := fmt.Sprintf("select $1::int + %d", j%7)
+				if err := conn.QueryRow(ctx, q, i).Scan(&n); err != nil {
+					errs <- err
+					return
+				}
+				if n != i+j%7 {
+					errs <- fmt.Errorf("got %d want %d", n, i+j%7)
+					return
+				}
+				if j%10 == 0 {
+					if err := conn.DeallocateAll(ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

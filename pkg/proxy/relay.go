@@ -1,0 +1,347 @@
+// Relay: the goroutine reading one server connection's answers and writing them to the client.
+
+package proxy
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/pool"
+)
+
+// serverLoop relays srv's messages to the client until the session lets
+// srv go (transaction mode, at ReadyForQuery 'I'), the session ends, or
+// either side fails. It starts writing only after prev is closed, so the
+// previous server's last messages reach the client first.
+func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- struct{}, initial []byte) {
+	defer close(done)
+	<-prev
+	defer func() {
+		if r := recover(); r != nil {
+			s.p.log.Warn("proxy: relay panicked", "client", s.addr, "panic", r)
+			s.serverFailed(srv, "qprouter: internal error")
+		}
+	}()
+	if len(initial) > 0 {
+		if _, err := s.cw.Write(initial); err != nil {
+			s.clientFailed(srv)
+			return
+		}
+	}
+	var hdr [5]byte
+	var body []byte
+	for {
+		if srv.R.Buffered() == 0 && s.cw.Buffered() > 0 {
+			if err := s.cw.Flush(); err != nil {
+				s.clientFailed(srv)
+				return
+			}
+		}
+		n, err := io.ReadFull(srv.R, hdr[:])
+		if err != nil {
+			s.mu.Lock()
+			ending := s.ending
+			if ending && n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				s.stopClean = true
+			}
+			s.mu.Unlock()
+			if !ending {
+				s.p.log.Debug("proxy: server read", "pid", srv.PID, "err", err)
+				s.serverFailed(srv, "qprouter: server connection lost")
+			}
+			return
+		}
+		typ := hdr[0]
+		size := int(binary.BigEndian.Uint32(hdr[1:])) - 4
+		if size < 0 {
+			s.serverFailed(srv, "qprouter: malformed server message")
+			return
+		}
+		if typ == 'D' || typ == 'd' {
+			// Rows and COPY data pass through undecoded.
+			if _, err := s.cw.Write(hdr[:]); err != nil {
+				s.clientFailed(srv)
+				return
+			}
+			if _, err := io.CopyN(s.cw, srv.R, int64(size)); err != nil {
+				if isClientErr(err, srv) {
+					s.clientFailed(srv)
+				} else {
+					s.serverFailed(srv, "qprouter: server connection lost")
+				}
+				return
+			}
+			continue
+		}
+		if cap(body) < size {
+			body = make([]byte, size)
+		}
+		body = body[:size]
+		if _, err := io.ReadFull(srv.R, body); err != nil {
+			s.serverFailed(srv, "qprouter: server connection lost")
+			return
+		}
+		s.mu.Lock()
+		act, release, ev, err := s.onServer(typ, body, srv)
+		s.mu.Unlock()
+		if err != nil {
+			s.p.log.Warn("proxy: out of step with the server", "pid", srv.PID, "err", err)
+			s.serverFailed(srv, "qprouter: "+err.Error())
+			return
+		}
+		if ev != nil {
+			s.p.opts.OnQuery(*ev)
+		}
+		switch act {
+		case forward:
+			_, err = s.cw.Write(hdr[:])
+			if err == nil {
+				_, err = s.cw.Write(body)
+			}
+		case asParseComplete:
+			_, err = s.cw.Write([]byte{'1', 0, 0, 0, 4})
+		}
+		if err != nil {
+			s.clientFailed(srv)
+			return
+		}
+		if typ == 'Z' {
+			if err := s.cw.Flush(); err != nil {
+				s.clientFailed(srv)
+				return
+			}
+			if release {
+				s.cmu.Lock() // a cancel under way is delivered first
+				s.cmu.Unlock()
+				s.wmu.Lock() // the client goroutine's write has returned
+				s.wmu.Unlock()
+				srv.Pool().Release(srv)
+				return
+			}
+			s.mu.Lock()
+			draining := s.ending || s.p.isDraining()
+			idle := len(s.queue) == 0 && s.txStatus == 'I'
+			s.mu.Unlock()
+			if draining && idle {
+				s.client.Conn.Close() // Shutdown: the transaction is over
+			}
+		}
+	}
+}
+
+func (p *Proxy) isDraining() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.draining
+}
+
+func isClientErr(err error, srv *pool.Conn) bool {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "write" {
+		return true
+	}
+	return false
+}
+
+// serverFailed reports a lost server to the client and ends the session.
+func (s *session) serverFailed(srv *pool.Conn, msg string) {
+	s.mu.Lock()
+	if s.srv == srv {
+		s.srv = nil
+	}
+	s.mu.Unlock()
+	srv.Pool().Discard(srv)
+	s.cw.Write(appendErrorResponse(nil, "FATAL", "08006", msg))
+	s.cw.Flush()
+	s.client.Conn.Close()
+}
+
+// clientFailed drops the server (its state is unknown) and the client.
+func (s *session) clientFailed(srv *pool.Conn) {
+	s.p.log.Debug("proxy: client write failed", "client", s.addr, "pid", srv.PID)
+	s.mu.Lock()
+	if s.srv == srv {
+		s.srv = nil
+	}
+	s.mu.Unlock()
+	srv.Pool().Discard(srv)
+	s.client.Conn.Close()
+}
+
+// onServer updates the expected-answer queue for one server message, with
+// s.mu held. It returns what to do with the message, whether srv goes
+// back to the pool after it, and a completed statement for OnQuery.
+func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, release bool, ev *QueryEvent, err error) {
+	var head *entry
+	if len(s.queue) > 0 {
+		head = &s.queue[0]
+	}
+	want := func(kinds ...int) error {
+		if head == nil {
+			return fmt.Errorf("unexpected %q with nothing outstanding", typ)
+		}
+		for _, k := range kinds {
+			if head.kind == k {
+				return nil
+			}
+		}
+		ks := make([]int, len(s.queue))
+		for i, e := range s.queue {
+			ks[i] = e.kind
+		}
+		return fmt.Errorf("unexpected %q (expected answers of kinds %v)", typ, ks)
+	}
+	switch typ {
+	case '1':
+		if err := want(kParse); err != nil {
+			return 0, false, nil, err
+		}
+		act = head.action
+		s.pop()
+	case '2':
+		if err := want(kBind); err != nil {
+			return 0, false, nil, err
+		}
+		s.pop()
+	case '3':
+		if err := want(kClose); err != nil {
+			return 0, false, nil, err
+		}
+		act = head.action
+		s.pop()
+	case 'T', 'n':
+		if head != nil && head.kind == kDescribe {
+			s.pop()
+		}
+	case 'C', 'I', 's':
+		var cmd string
+		var rows int64
+		if typ == 'C' {
+			cmd, rows = tagRows(body)
+			s.lastCmd = cmd
+		}
+		if head != nil && head.kind == kQuery {
+			head.rows += rows
+			break
+		}
+		if err := want(kExecute); err != nil {
+			return 0, false, nil, err
+		}
+		ev = s.event(head, rows, "")
+		s.pop()
+	case 'E':
+		code := errorCode(body)
+		s.failed = true
+		s.p.log.Debug("proxy: server error", "client", s.addr, "pid", srv.PID, "code", code, "msg", pool.ParseError(body).Message, "head", head)
+		if head == nil {
+			break // an asynchronous error (FATAL at shutdown); the server closes next
+		}
+		if head.kind == kQuery {
+			if head.code == "" {
+				head.code = code
+			}
+			break
+		}
+		if head.kind == kExecute {
+			ev = s.event(head, 0, code)
+		}
+		s.skipToSync()
+	case 'Z':
+		if err := want(kSync, kQuery); err != nil {
+			return 0, false, nil, err
+		}
+		if len(body) != 1 {
+			return 0, false, nil, errors.New("malformed ReadyForQuery")
+		}
+		if head.kind == kQuery {
+			ev = s.event(head, head.rows, head.code)
+		}
+		s.pop()
+		s.txStatus = body[0]
+		s.endOfStatement()
+		release = s.rename && s.txStatus == 'I' && len(s.queue) == 0 && !s.pinned && !s.skipping && !s.ending && !s.clientCopying
+		if release {
+			s.srv = nil
+		}
+	case 'G', 'W':
+		s.clientCopying = true
+	case 'S':
+		name, value, ok := paramStatus(body)
+		if ok {
+			srv.Params[name] = value
+			s.view[name] = value
+		}
+	}
+	return act, release, ev, nil
+}
+
+func paramStatus(body []byte) (name, value string, ok bool) {
+	name, rest, ok := cstring(body)
+	if !ok {
+		return "", "", false
+	}
+	value, _, ok = cstring(rest)
+	return name, value, ok
+}
+
+func (s *session) pop() {
+	s.queue[0] = entry{}
+	s.queue = s.queue[1:]
+	if len(s.queue) == 0 {
+		s.queue = s.queue[:0:0]
+	}
+}
+
+// skipToSync drops the failed entry and everything before the next Sync,
+// as the server does; statements whose Parse was skipped are forgotten
+// and evictions that were skipped are remembered again.
+func (s *session) skipToSync() {
+	for len(s.queue) > 0 && s.queue[0].kind != kSync {
+		e := s.queue[0]
+		switch {
+		case e.kind == kParse && e.stmt != nil:
+			s.sst.stmts.Remove(e.stmt.server)
+			if e.action == forward && s.stmts[e.stmt.client] == e.stmt {
+				delete(s.stmts, e.stmt.client)
+			}
+		case e.kind == kClose && e.evict != "":
+			s.sst.stmts.Add(e.evict, struct{}{})
+		}
+		s.pop()
+	}
+	if len(s.queue) == 0 {
+		s.skipping = true
+	}
+}
+
+// endOfStatement applies or drops pending settings at ReadyForQuery.
+func (s *session) endOfStatement() {
+	if len(s.pending) > 0 {
+		switch {
+		case s.txStatus == 'T':
+			return // the transaction goes on
+		case s.txStatus == 'I' && !s.failed && s.lastCmd != "ROLLBACK":
+			s.vars.apply(s.pending)
+			s.sst.varsKey = s.vars.key()
+		}
+		s.pending = s.pending[:0]
+	}
+	s.failed = false
+}
+
+// event builds an OnQuery event when the hook is set.
+func (s *session) event(e *entry, rows int64, code string) *QueryEvent {
+	if s.p.opts.OnQuery == nil {
+		return nil
+	}
+	name := s.db + "/" + s.user
+	if s.srv != nil {
+		name = s.srv.Pool().Name()
+	}
+	return &QueryEvent{SQL: e.sql, Duration: time.Since(e.start), Rows: rows, SQLState: code, Pool: name, Prepared: e.named}
+}

@@ -1,0 +1,743 @@
+// Session: one client's goroutine reading its messages and forwarding them to a server connection.
+
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/pool"
+	"github.com/qpkit/qpkit/pkg/route"
+)
+
+// entry kinds: what a forwarded message makes the server answer.
+const (
+	kParse    = iota // ParseComplete
+	kBind            // BindComplete
+	kDescribe        // [ParameterDescription] RowDescription|NoData
+	kExecute         // ... CommandComplete|EmptyQueryResponse|PortalSuspended
+	kClose           // CloseComplete
+	kSync            // ReadyForQuery
+	kQuery           // ... ReadyForQuery (simple Query and FunctionCall)
+)
+
+// entry actions on the answer.
+const (
+	forward = iota
+	swallow
+	asParseComplete // a dummy Close answering a Parse the server did not need
+)
+
+// entry is one expected answer.
+type entry struct {
+	kind   int
+	action int
+	stmt   *stmt     // Parse: the statement (renamed); eviction Close: the evicted one
+	evict  string    // an eviction Close: the server name closed
+	sql    string    // Query and Execute: text for OnQuery
+	named  bool      // Execute of a named statement
+	start  time.Time // Query and Execute: when forwarded
+	rows   int64     // Query: rows so far
+	code   string    // Query: first SQLSTATE
+}
+
+// stmt is a client's named prepared statement.
+type stmt struct {
+	client string // the client's name
+	server string // qpr_<hash>
+	query  string
+	params []byte // the parameter-type section of Parse, as sent
+}
+
+// serverState is what the proxy knows about a server connection.
+type serverState struct {
+	stmts   *simplelru.LRU[string, struct{}] // renamed statements it has
+	varsKey string                           // vars.key() of the settings applied
+}
+
+// dummyClose is the statement name of a Close sent only for its
+// CloseComplete; nothing is ever prepared under it.
+const dummyClose = "qpr_none"
+
+type session struct {
+	p      *Proxy
+	client *pgwire.Client
+	fr     *pgwire.Framer
+	cw     *bufio.Writer // to the client; one writer at a time (see done)
+	db     string
+	user   string
+	addr   string
+	since  time.Time
+	rename bool // transaction mode
+	pool   *pool.Pool
+
+	cmu sync.Mutex // held while a cancel is being delivered
+	// wmu is held while the client goroutine writes to the server: the
+	// last bytes of a batch may be answered before the write returns, and
+	// the server must not go to another client until it has.
+	wmu sync.Mutex
+
+	mu        sync.Mutex
+	srv       *pool.Conn
+	sst       *serverState
+	queue     []entry
+	skipping  bool // the server skips to Sync after an error
+	pinned    bool
+	txStatus  byte
+	waiting   bool
+	ending    bool
+	stopClean bool          // the server goroutine stopped on a message boundary
+	done      chan struct{} // closed when the current server goroutine ends
+	stmts     map[string]*stmt
+	unnamed   string
+	portals   map[string]portal
+	vars      vars
+	pending   []varOp // changes waiting for their transaction to end
+	failed    bool    // an error since the last ReadyForQuery
+	lastCmd   string
+	view      map[string]string // parameter values as the client knows them
+	out       []byte
+	dirty     *pool.Conn // written to, not yet flushed (client goroutine only)
+	// clientCopying is set from CopyInResponse until the client's
+	// CopyDone or CopyFail: the server is kept even when the COPY failed
+	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
+	clientCopying bool
+}
+
+type portal struct {
+	sql   string
+	named bool
+}
+
+func newSession(p *Proxy, cl *pgwire.Client) *session {
+	done := make(chan struct{})
+	close(done)
+	s := &session{
+		p:        p,
+		client:   cl,
+		fr:       pgwire.NewFramer(bufio.NewReaderSize(cl.Conn, 32<<10), p.opts.MaxMessage),
+		cw:       bufio.NewWriterSize(cl.Conn, 32<<10),
+		db:       cl.Startup.Params["database"],
+		user:     cl.Startup.Params["user"],
+		addr:     cl.Conn.RemoteAddr().String(),
+		since:    time.Now(),
+		rename:   p.opts.Mode == Transaction,
+		txStatus: 'I',
+		done:     done,
+		stmts:    make(map[string]*stmt),
+		portals:  make(map[string]portal),
+		vars:     make(vars),
+	}
+	if s.db == "" {
+		s.db = s.user
+	}
+	for k, v := range cl.Startup.Params {
+		switch k {
+		case "user", "database", "options", "replication":
+			continue
+		}
+		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
+	}
+	return s
+}
+
+func (s *session) stat() ClientStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ClientStat{Addr: s.addr, User: s.user, Database: s.db, State: "idle", Pinned: s.pinned, ConnectedSince: s.since}
+	switch {
+	case s.waiting:
+		st.State = "waiting"
+	case len(s.queue) > 0 || s.txStatus != 'I':
+		st.State = "active"
+	}
+	if s.srv != nil {
+		st.ServerPID = s.srv.PID
+	}
+	return st
+}
+
+// errTerminate ends a session normally.
+var errTerminate = errors.New("terminate")
+
+// clientError is reported to the client before its connection closes.
+type clientError struct{ code, msg string }
+
+func (e *clientError) Error() string { return e.msg }
+
+func (s *session) run() {
+	log := s.p.log.With("client", s.addr, "db", s.db, "user", s.user)
+	var final *clientError
+	defer func() {
+		if r := recover(); r != nil {
+			log.Warn("proxy: session panicked", "panic", r)
+			final = &clientError{"XX000", "qprouter: internal error"}
+		}
+		s.end(final)
+	}()
+	if err := s.welcome(); err != nil {
+		log.Debug("proxy: welcome failed", "err", err)
+		return
+	}
+	for {
+		typ, body, err := s.fr.Next()
+		if err != nil {
+			var oe *pgwire.OversizeError
+			var fe *pgwire.FrameError
+			switch {
+			case errors.As(err, &oe), errors.As(err, &fe):
+				log.Warn("proxy: protocol error from client", "err", err)
+				final = &clientError{"08P01", "qprouter: " + err.Error()}
+			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+			default:
+				log.Debug("proxy: client read", "err", err)
+			}
+			return
+		}
+		if err := s.handle(typ, body, s.fr.Message()); err != nil {
+			var ce *clientError
+			if errors.As(err, &ce) {
+				final = ce
+				if ce.code == "08P01" {
+					log.Warn("proxy: protocol error from client", "err", ce.msg)
+				} else {
+					log.Debug("proxy: session ends", "err", ce.msg)
+				}
+			} else if err != errTerminate {
+				log.Debug("proxy: session ends", "err", err)
+			}
+			return
+		}
+		if s.fr.Buffered() == 0 {
+			if err := s.flushServer(); err != nil {
+				log.Debug("proxy: server write", "err", err)
+				return
+			}
+		}
+	}
+}
+
+// welcome acquires a server for the client's parameters and sends them.
+func (s *session) welcome() error {
+	pl, err := s.p.router.Route(context.Background(), route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
+	if err != nil {
+		pgwire.WriteError(s.client.Conn, "FATAL", "08006", "qprouter: "+err.Error())
+		return err
+	}
+	if err := pl.Join(); err != nil {
+		pgwire.WriteError(s.client.Conn, "FATAL", "53300", "qprouter: "+err.Error())
+		return err
+	}
+	s.pool = pl
+	srv, err := s.acquire(pl)
+	if err != nil {
+		pgwire.WriteError(s.client.Conn, "FATAL", sqlstateOf(err), "qprouter: "+err.Error())
+		return err
+	}
+	if err := s.syncServer(srv); err != nil {
+		pl.Discard(srv)
+		pgwire.WriteError(s.client.Conn, "FATAL", "08006", "qprouter: "+err.Error())
+		return err
+	}
+	s.view = maps.Clone(srv.Params)
+	if err := s.client.Welcome(s.view); err != nil {
+		pl.Release(srv)
+		return err
+	}
+	if s.rename {
+		pl.Release(srv)
+		return nil
+	}
+	s.attach(srv, nil)
+	return nil
+}
+
+func sqlstateOf(err error) string {
+	if errors.Is(err, pool.ErrTimeout) {
+		return "53300"
+	}
+	var pe interface{ SQLState() string }
+	if errors.As(err, &pe) {
+		return pe.SQLState()
+	}
+	return "08006"
+}
+
+// acquire gets a server connection, honouring Pause, and reports the wait.
+func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
+	s.mu.Lock()
+	s.waiting = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.waiting = false
+		s.mu.Unlock()
+	}()
+	t0 := time.Now()
+	if err := s.p.waitResumed(context.Background()); err != nil {
+		return nil, err
+	}
+	srv, err := pl.Acquire(context.Background())
+	if s.p.opts.OnAcquire != nil {
+		s.p.opts.OnAcquire(pl.Name(), time.Since(t0))
+	}
+	return srv, err
+}
+
+// syncServer replays the client's settings on srv when they differ from
+// what srv has.
+func (s *session) syncServer(srv *pool.Conn) error {
+	sst, _ := srv.State.(*serverState)
+	if sst == nil {
+		lru, _ := simplelru.NewLRU[string, struct{}](1<<30, nil)
+		sst = &serverState{stmts: lru}
+		srv.State = sst
+	}
+	want := s.vars.key()
+	if sst.varsKey == want {
+		return nil
+	}
+	q := "RESET ALL;\n" + want
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := srv.Exec(ctx, q)
+	var se *pool.ServerError
+	if errors.As(err, &se) {
+		s.p.log.Debug("proxy: settings replay failed", "err", err)
+		sst.varsKey = "\x00unknown"
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st != 'I' {
+		return fmt.Errorf("settings replay left the server in status %q", st)
+	}
+	sst.varsKey = want
+	return nil
+}
+
+// attach makes srv the session's server and starts its goroutine, which
+// first sends the ParameterStatus changes the client has not seen.
+func (s *session) attach(srv *pool.Conn, _ []byte) {
+	var initial []byte
+	for k, v := range srv.Params {
+		if s.view[k] != v {
+			initial = appendParameterStatus(initial, k, v)
+			s.view[k] = v
+		}
+	}
+	s.mu.Lock()
+	prev := s.done
+	done := make(chan struct{})
+	s.srv = srv
+	s.sst = srv.State.(*serverState)
+	s.done = done
+	s.stopClean = false
+	s.mu.Unlock()
+	go s.serverLoop(srv, prev, done, initial)
+}
+
+// server returns the session's server with the lock held, acquiring one
+// when it has none.
+func (s *session) lockServer(sql string) (*pool.Conn, error) {
+	for {
+		s.mu.Lock()
+		if s.srv != nil {
+			return s.srv, nil
+		}
+		prev := s.done
+		s.mu.Unlock()
+		<-prev // the last server goroutine has finished writing to the client
+		pl := s.pool
+		if s.rename {
+			var err error
+			pl, err = s.p.router.Route(context.Background(), route.Request{Database: s.db, User: s.user, ClientAddr: s.addr, SQL: sql})
+			if err != nil {
+				return nil, &clientError{"08006", "qprouter: " + err.Error()}
+			}
+		} else {
+			return nil, errors.New("session lost its server")
+		}
+		srv, err := s.acquire(pl)
+		if err != nil {
+			return nil, &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
+		}
+		if err := s.syncServer(srv); err != nil {
+			pl.Discard(srv)
+			return nil, &clientError{"08006", "qprouter: " + err.Error()}
+		}
+		s.attach(srv, nil)
+	}
+}
+
+// handle forwards one client message.
+func (s *session) handle(typ byte, body, raw []byte) error {
+	switch typ {
+	case 'X':
+		return errTerminate
+	case 'Q', 'P', 'B', 'D', 'E', 'C', 'S', 'H', 'F', 'd', 'c', 'f':
+	default:
+		return &clientError{"08P01", fmt.Sprintf("qprouter: invalid frontend message type %q", typ)}
+	}
+	sql := ""
+	switch typ {
+	case 'Q':
+		sql, _, _ = cstring(body)
+	case 'H', 'd', 'c', 'f':
+		// Without a server nothing waits for these: drop them rather
+		// than acquire one.
+		s.mu.Lock()
+		held := s.srv != nil
+		s.mu.Unlock()
+		if !held {
+			return nil
+		}
+	}
+	srv, err := s.lockServer(sql)
+	if err != nil {
+		return err
+	}
+	out, err := s.plan(typ, body, raw)
+	s.out = out[:0]
+	s.mu.Unlock()
+	if err != nil || len(out) == 0 {
+		return err
+	}
+	// srv stays ours while bytes we wrote for it are unanswered; once the
+	// last of them is on the wire it may go back to the pool at any
+	// moment, so it is not touched after that.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if len(out) > srv.W.Available() {
+		if err := srv.W.Flush(); err != nil {
+			srv.Net.Close()
+			return err
+		}
+	}
+	if len(out) > srv.W.Available() {
+		s.dirty = nil
+		if _, err := srv.Net.Write(out); err != nil {
+			srv.Net.Close()
+			return err
+		}
+		return nil
+	}
+	srv.W.Write(out) // fits: only buffered
+	s.dirty = srv
+	return nil
+}
+
+// flushServer sends what handle buffered for the server.
+func (s *session) flushServer() error {
+	srv := s.dirty
+	s.dirty = nil
+	if srv == nil {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := srv.W.Flush(); err != nil {
+		srv.Net.Close()
+		return err
+	}
+	return nil
+}
+
+// plan decides, with s.mu held, what goes to the server for one client
+// message and which answers to expect.
+func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
+	out := s.out[:0]
+	bad := &clientError{"08P01", fmt.Sprintf("qprouter: malformed %q message", typ)}
+	if s.skipping && typ != 'S' {
+		return out, nil // the server ignores it until Sync; so do we
+	}
+	now := time.Now()
+	switch typ {
+	case 'Q':
+		sql, _, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		s.queue = append(s.queue, entry{kind: kQuery, sql: sql, start: now})
+		if s.rename {
+			s.noteSQL(sql)
+		}
+		return append(out, raw...), nil
+	case 'F':
+		s.queue = append(s.queue, entry{kind: kQuery, sql: "<function call>", start: now})
+		return append(out, raw...), nil
+	case 'S':
+		s.skipping = false
+		s.queue = append(s.queue, entry{kind: kSync})
+		return append(out, raw...), nil
+	case 'H':
+		if n := len(s.queue); n == 0 || s.queue[n-1].kind == kSync || s.queue[n-1].kind == kQuery {
+			return out, nil // a Sync or Query already makes the server answer
+		}
+		return append(out, raw...), nil
+	case 'd', 'c', 'f':
+		if typ != 'd' {
+			s.clientCopying = false
+		}
+		if len(s.queue) == 0 {
+			return out, nil // no COPY under way
+		}
+		return append(out, raw...), nil
+	case 'P':
+		name, rest, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		query, params, ok := cstring(rest)
+		if !ok {
+			return out, bad
+		}
+		if name == "" {
+			s.unnamed = query
+		}
+		if s.rename && pins(query) {
+			s.pinned = true
+		}
+		if !s.rename || name == "" {
+			s.queue = append(s.queue, entry{kind: kParse})
+			return append(out, raw...), nil
+		}
+		st := newStmt(name, query, params)
+		s.stmts[name] = st
+		if _, ok := s.sst.stmts.Get(st.server); ok {
+			s.queue = append(s.queue, entry{kind: kClose, action: asParseComplete})
+			return appendClose(out, 'S', dummyClose), nil
+		}
+		out = s.makeRoom(out)
+		s.sst.stmts.Add(st.server, struct{}{})
+		s.queue = append(s.queue, entry{kind: kParse, stmt: st})
+		return appendParse(out, st.server, query, params), nil
+	case 'B':
+		portalName, rest, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		name, tail, ok := cstring(rest)
+		if !ok {
+			return out, bad
+		}
+		st := s.stmts[name]
+		if name == "" {
+			s.portals[portalName] = portal{sql: s.unnamed}
+		} else if st != nil {
+			s.portals[portalName] = portal{sql: st.query, named: true}
+		}
+		if !s.rename || name == "" || st == nil {
+			s.queue = append(s.queue, entry{kind: kBind})
+			return append(out, raw...), nil
+		}
+		out = s.ensure(out, st)
+		s.queue = append(s.queue, entry{kind: kBind})
+		return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
+	case 'D':
+		if len(body) < 2 {
+			return out, bad
+		}
+		name, _, ok := cstring(body[1:])
+		if !ok {
+			return out, bad
+		}
+		st := s.stmts[name]
+		if !s.rename || body[0] != 'S' || name == "" || st == nil {
+			s.queue = append(s.queue, entry{kind: kDescribe})
+			return append(out, raw...), nil
+		}
+		out = s.ensure(out, st)
+		s.queue = append(s.queue, entry{kind: kDescribe})
+		return appendMsg(out, 'D', []byte{'S'}, []byte(st.server), nul), nil
+	case 'E':
+		name, _, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		pt := s.portals[name]
+		s.queue = append(s.queue, entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now})
+		return append(out, raw...), nil
+	case 'C':
+		if len(body) < 2 {
+			return out, bad
+		}
+		name, _, ok := cstring(body[1:])
+		if !ok {
+			return out, bad
+		}
+		s.queue = append(s.queue, entry{kind: kClose})
+		if !s.rename || body[0] != 'S' || name == "" {
+			if body[0] == 'P' {
+				delete(s.portals, name)
+			}
+			return append(out, raw...), nil
+		}
+		// The client's statement is forgotten; the server keeps its copy
+		// until evicted. A Close of a name nothing has earns CloseComplete.
+		delete(s.stmts, name)
+		return appendClose(out, 'S', dummyClose), nil
+	}
+	return out, bad
+}
+
+// ensure injects a Parse when the server lacks st; its ParseComplete is
+// swallowed.
+func (s *session) ensure(out []byte, st *stmt) []byte {
+	if _, ok := s.sst.stmts.Get(st.server); ok {
+		return out
+	}
+	out = s.makeRoom(out)
+	s.sst.stmts.Add(st.server, struct{}{})
+	s.queue = append(s.queue, entry{kind: kParse, action: swallow, stmt: st})
+	return appendParse(out, st.server, st.query, st.params)
+}
+
+// makeRoom closes the least recently used statements beyond the bound.
+func (s *session) makeRoom(out []byte) []byte {
+	for s.sst.stmts.Len() >= s.p.opts.PreparedPerServer {
+		name, _, ok := s.sst.stmts.RemoveOldest()
+		if !ok {
+			break
+		}
+		s.queue = append(s.queue, entry{kind: kClose, action: swallow, evict: name})
+		out = appendClose(out, 'S', name)
+	}
+	return out
+}
+
+// noteSQL tracks pinning, settings and statement-cache resets in a
+// simple Query (transaction mode).
+func (s *session) noteSQL(sql string) {
+	if pins(sql) {
+		s.pinned = true
+	}
+	if ops := varOps(sql); len(ops) > 0 {
+		s.pending = append(s.pending, ops...)
+	}
+	if containsFold(sql, "discard") || containsFold(sql, "deallocate") {
+		s.sst.stmts.Purge() // conservative: the server may have dropped them all
+		if containsFold(sql, "all") {
+			clear(s.stmts)
+		}
+	}
+}
+
+func newStmt(client, query string, params []byte) *stmt {
+	h := sha256.New()
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(query)))
+	h.Write(n[:])
+	h.Write([]byte(query))
+	h.Write(params)
+	sum := h.Sum(nil)
+	return &stmt{client: client, server: "qpr_" + hex.EncodeToString(sum[:10]), query: query, params: append([]byte(nil), params...)}
+}
+
+// cancel delivers a cancel request to the server working for the client;
+// the server is not released meanwhile.
+func (s *session) cancel() {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	s.mu.Lock()
+	srv := s.srv
+	busy := len(s.queue) > 0
+	s.mu.Unlock()
+	if srv == nil || !busy {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.p.opts.CancelTimeout)
+	defer cancel()
+	if err := srv.Cancel(ctx); err != nil {
+		s.p.log.Debug("proxy: cancel delivery", "pid", srv.PID, "err", err)
+	}
+}
+
+// drain closes the client when it is between transactions (Shutdown).
+func (s *session) drain() {
+	s.mu.Lock()
+	idle := len(s.queue) == 0 && s.txStatus == 'I' && !s.waiting
+	s.ending = s.ending || idle
+	s.mu.Unlock()
+	if idle {
+		s.client.Conn.Close()
+	}
+}
+
+// end stops the server goroutine, gives the server back (reset, released
+// or discarded) and reports final to the client.
+func (s *session) end(final *clientError) {
+	s.mu.Lock()
+	s.ending = true
+	srv := s.srv
+	done := s.done
+	clean := len(s.queue) == 0 && s.txStatus == 'I'
+	s.mu.Unlock()
+	if srv != nil {
+		if clean {
+			srv.Net.SetReadDeadline(time.Unix(1, 0)) // wakes the goroutine on a message boundary
+		} else {
+			srv.Net.Close()
+		}
+	}
+	<-done
+	s.mu.Lock()
+	srv = s.srv
+	s.srv = nil
+	clean = clean && s.stopClean && len(s.queue) == 0 && s.txStatus == 'I'
+	pinned := s.pinned
+	s.mu.Unlock()
+	if srv != nil {
+		pl := srv.Pool()
+		if !clean {
+			pl.Discard(srv)
+		} else {
+			srv.Net.SetReadDeadline(time.Time{})
+			if s.rename && !pinned {
+				pl.Release(srv)
+			} else {
+				srv.State = nil // the reset drops settings and statements
+				pl.Reset(context.Background(), srv)
+			}
+		}
+	}
+	if final != nil {
+		s.cw.Write(appendErrorResponse(nil, "FATAL", final.code, final.msg))
+		s.cw.Flush()
+	}
+	if s.pool != nil {
+		s.pool.Leave()
+	}
+}
+
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if (s[i]|0x20) == sub[0] && equalFoldASCII(s[i:i+n], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalFoldASCII(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		if a[i]|0x20 != b[i]|0x20 {
+			return false
+		}
+	}
+	return true
+}

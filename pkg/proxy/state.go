@@ -1,0 +1,173 @@
+// Session state in transaction mode: SET/RESET/set_config tracking for
+// replay, and the text matching that pins a client to its server.
+
+package proxy
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// pinPattern matches statements whose effects outlive the transaction on
+// that server connection: LISTEN, session advisory locks, WITH HOLD
+// cursors, temporary tables and SQL-level PREPARE. It is text matching,
+// so a match inside a string literal or comment pins too (harmless: the
+// client just keeps its server).
+var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|^\s*prepare\s`)
+
+// pins reports whether sql pins the client to its server.
+func pins(sql string) bool { return pinPattern.MatchString(sql) }
+
+var setConfigPattern = regexp.MustCompile(`(?i)set_config\s*\(\s*'((?:[^']|'')*)'\s*,\s*'((?:[^']|'')*)'\s*,\s*(false|true)\s*\)`)
+
+// varOp is one change to the session's settings.
+type varOp struct {
+	reset bool   // RESET name, or RESET ALL when key is ""
+	key   string // lower-case setting name
+	stmt  string // the statement that sets it, replayed verbatim
+}
+
+// varOps extracts the setting changes in sql (text matching, statement by
+// statement). SET LOCAL and transaction characteristics are skipped.
+func varOps(sql string) []varOp {
+	if !mayChangeVars(sql) {
+		return nil
+	}
+	var ops []varOp
+	for _, st := range splitStatements(sql) {
+		low := strings.ToLower(st)
+		f := strings.Fields(low)
+		if len(f) == 0 {
+			continue
+		}
+		switch {
+		case f[0] == "reset" && len(f) >= 2:
+			if f[1] == "all" {
+				ops = append(ops, varOp{reset: true})
+			} else {
+				ops = append(ops, varOp{reset: true, key: strings.Trim(f[1], `"`)})
+			}
+		case f[0] == "discard" && len(f) >= 2 && f[1] == "all":
+			ops = append(ops, varOp{reset: true})
+		case f[0] == "set" && len(f) >= 3:
+			i := 1
+			if f[1] == "session" {
+				if f[2] == "characteristics" || f[2] == "authorization" {
+					if f[2] == "authorization" {
+						ops = append(ops, varOp{key: "session_authorization", stmt: st})
+					}
+					continue
+				}
+				i = 2
+			}
+			name := f[i]
+			switch name {
+			case "local", "transaction", "constraints":
+				continue
+			case "time":
+				ops = append(ops, varOp{key: "timezone", stmt: st})
+				continue
+			}
+			if j := strings.IndexAny(name, "="); j > 0 {
+				name = name[:j]
+			}
+			ops = append(ops, varOp{key: strings.Trim(name, `"`), stmt: st})
+		}
+		for _, m := range setConfigPattern.FindAllStringSubmatch(st, -1) {
+			if strings.EqualFold(m[3], "false") {
+				ops = append(ops, varOp{key: strings.ToLower(strings.ReplaceAll(m[1], "''", "'")),
+					stmt: "SELECT pg_catalog.set_config('" + m[1] + "', '" + m[2] + "', false)"})
+			}
+		}
+	}
+	return ops
+}
+
+// mayChangeVars is a cheap filter before the statement split.
+func mayChangeVars(sql string) bool {
+	for i := 0; i+3 <= len(sql); i++ {
+		c := sql[i] | 0x20
+		if (c == 's' || c == 'r' || c == 'd') && i+3 <= len(sql) {
+			w := strings.ToLower(sql[i : i+3])
+			if w == "set" || w == "res" || w == "dis" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitStatements splits on semicolons outside quotes and comments.
+func splitStatements(sql string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(sql[i+1:], c)
+			if j < 0 {
+				i = len(sql)
+			} else {
+				i += j + 1
+			}
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			j := strings.IndexByte(sql[i:], '\n')
+			if j < 0 {
+				i = len(sql)
+			} else {
+				i += j
+			}
+		case c == ';':
+			if s := strings.TrimSpace(sql[start:i]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if start < len(sql) {
+		if s := strings.TrimSpace(sql[start:]); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// vars is a client's settings: name to the statement that set it.
+type vars map[string]string
+
+func (v vars) apply(ops []varOp) {
+	for _, op := range ops {
+		switch {
+		case op.reset && op.key == "":
+			clear(v)
+		case op.reset:
+			delete(v, op.key)
+		default:
+			v[op.key] = op.stmt
+		}
+	}
+}
+
+// key is a fingerprint of the settings; "" when there are none.
+func (v vars) key() string {
+	if len(v) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(v))
+	for k := range v {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		b.WriteString(v[k])
+		b.WriteString(";\n")
+	}
+	return b.String()
+}
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

@@ -1,0 +1,149 @@
+// Package admin is qprouter's admin HTTP API and Prometheus metrics, over
+// callbacks the proxy's wiring supplies; it does not import the proxy.
+//
+// A Server is an http.Handler:
+//
+//	GET  /api/stats/digests        per-shape statistics, sorted by total time (?limit=N, ?pool=P)
+//	POST /api/stats/digests/reset  forget every shape
+//	GET  /api/pools                Options.Pools
+//	GET  /api/clients              Options.Clients
+//	POST /api/pause                Options.Pause  (?pool=P; no pool: every pool)
+//	POST /api/resume               Options.Resume (?pool=P; no pool: every pool)
+//	POST /api/reload               Options.Reload
+//	GET  /healthz                  200 "ok", or 503 with Options.Health's error
+//	GET  /metrics                  Prometheus text format from the Server's own registry
+//
+// Every JSON answer is one object with "version": 1; errors are
+// {"version": 1, "error": "..."}. An endpoint whose callback is nil answers
+// 501 Not Implemented; a callback error wrapping ErrUnknownPool answers 404,
+// any other error 500.
+//
+// The hot path is the Observe methods. They do not allocate for a pool,
+// route, cache op or byte direction seen before: the label children are
+// cached in copy-on-write maps, so the number of distinct pools and routes
+// must stay bounded (they come from the configuration). ObserveQuery also
+// normalizes the statement (package digest, about a microsecond) and
+// updates the shape's statistics under one mutex.
+package admin
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/qpkit/qpkit/pkg/digest"
+)
+
+// ErrUnknownPool is what Pause and Resume callbacks wrap when the named pool
+// does not exist; the API answers 404.
+var ErrUnknownPool = errors.New("unknown pool")
+
+// Options configure a Server. Every field is optional.
+type Options struct {
+	// Digests holds the per-shape statistics. Nil: a new store of
+	// digest.DefaultMaxShapes shapes.
+	Digests *digest.Store
+
+	// Pools lists the pools; it is called for GET /api/pools and at every
+	// scrape of /metrics for the pool gauges, so it must be cheap. Nil:
+	// /api/pools answers 501 and no pool gauges are exported.
+	Pools func() []PoolStat
+
+	// Clients lists the connected clients for GET /api/clients. Nil: 501.
+	Clients func() []ClientStat
+
+	// Pause stops handing server connections to clients of pool ("" means
+	// every pool) once the running transactions finish; Resume undoes it.
+	// Nil: 501.
+	Pause  func(ctx context.Context, pool string) error
+	Resume func(ctx context.Context, pool string) error
+
+	// Reload rereads the configuration. Nil: 501.
+	Reload func(ctx context.Context) error
+
+	// Health reports whether the proxy is serving. Nil: always healthy.
+	Health func() error
+
+	// QueryBuckets and AcquireBuckets are the histogram upper bounds in
+	// seconds. Nil: DefaultQueryBuckets and DefaultAcquireBuckets.
+	QueryBuckets   []float64
+	AcquireBuckets []float64
+
+	// Now is the clock for the JSON answers' "time". Nil: time.Now.
+	Now func() time.Time
+}
+
+// Histogram bounds in seconds: queries from 100 µs to 30 s, pool acquires
+// from 10 µs (an idle connection) to 10 s (an acquire timeout).
+var (
+	DefaultQueryBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	DefaultAcquireBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+)
+
+// PoolStat is one pool as the proxy reports it.
+type PoolStat struct {
+	Name     string `json:"name"`
+	Database string `json:"database"`
+	User     string `json:"user"`
+	Mode     string `json:"mode"`     // "session" or "transaction"
+	Active   int    `json:"active"`   // server connections lent to clients
+	Idle     int    `json:"idle"`     // server connections in the pool
+	Waiting  int    `json:"waiting"`  // clients waiting for a server connection
+	MaxSize  int    `json:"max_size"` // the pool's size limit; 0 when unknown
+	Paused   bool   `json:"paused"`
+}
+
+// ClientStat is one client connection as the proxy reports it.
+type ClientStat struct {
+	ID          string    `json:"id"`
+	Pool        string    `json:"pool"`
+	User        string    `json:"user"`
+	Database    string    `json:"database"`
+	Application string    `json:"application_name"`
+	Addr        string    `json:"addr"`  // the client's remote address
+	State       string    `json:"state"` // e.g. "idle", "active", "waiting"
+	TLS         bool      `json:"tls"`
+	Pinned      bool      `json:"pinned"` // holds its server connection until it disconnects
+	ConnectedAt time.Time `json:"connected_at"`
+}
+
+// Server is the admin API and metrics of one proxy. Build it with New.
+type Server struct {
+	opts    Options
+	store   *digest.Store
+	metrics *metrics
+	mux     *http.ServeMux
+}
+
+// New returns a Server for opts.
+func New(opts Options) *Server {
+	if opts.Digests == nil {
+		opts.Digests = digest.NewStore(0)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.QueryBuckets == nil {
+		opts.QueryBuckets = DefaultQueryBuckets
+	}
+	if opts.AcquireBuckets == nil {
+		opts.AcquireBuckets = DefaultAcquireBuckets
+	}
+	s := &Server{opts: opts, store: opts.Digests}
+	s.metrics = newMetrics(&s.opts)
+	s.mux = s.routes()
+	return s
+}
+
+// Digests returns the server's shape store.
+func (s *Server) Digests() *digest.Store { return s.store }
+
+// Registry returns the server's own Prometheus registry, to register more
+// collectors (the Go and process collectors are already there).
+func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
+
+// ServeHTTP serves the admin API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }

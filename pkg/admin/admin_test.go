@@ -1,0 +1,275 @@
+// Handler tests through httptest: JSON shapes, 501 for absent callbacks, metric names in /metrics.
+
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func do(t *testing.T, h http.Handler, method, target string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	body, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(body)
+}
+
+func decode(t *testing.T, body string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, body)
+	}
+	if m["version"] != float64(APIVersion) {
+		t.Errorf("version %v, want %d", m["version"], APIVersion)
+	}
+	return m
+}
+
+func TestAbsentCallbacks(t *testing.T) {
+	s := New(Options{})
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/pools"}, {"GET", "/api/clients"},
+		{"POST", "/api/pause"}, {"POST", "/api/resume"}, {"POST", "/api/reload"},
+	} {
+		code, body := do(t, s, c.method, c.path)
+		if code != http.StatusNotImplemented {
+			t.Errorf("%s %s: %d, want 501", c.method, c.path, code)
+		}
+		if m := decode(t, body); m["error"] == "" || m["ok"] != false {
+			t.Errorf("%s %s: %s", c.method, c.path, body)
+		}
+	}
+	if code, body := do(t, s, "GET", "/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("healthz: %d %q", code, body)
+	}
+	if code, _ := do(t, s, "GET", "/api/pause"); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /api/pause: %d, want 405", code)
+	}
+}
+
+func TestDigestsEndpoint(t *testing.T) {
+	s := New(Options{Now: func() time.Time { return time.Unix(0, 0).UTC() }})
+	for i := range 30 {
+		s.ObserveQuery("main", "primary", fmt.Sprintf("SELECT * FROM t WHERE id = %d", i), time.Millisecond, 1, "")
+	}
+	s.ObserveQuery("main", "primary", "UPDATE t SET x = 1 WHERE id = 2", 50*time.Millisecond, 1, "40001")
+	s.ObserveQuery("etl", "primary", "select 1", time.Microsecond, 1, "")
+
+	code, body := do(t, s, "GET", "/api/stats/digests")
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var ans DigestsAnswer
+	if err := json.Unmarshal([]byte(body), &ans); err != nil {
+		t.Fatal(err)
+	}
+	if ans.Summary.Shapes != 3 || len(ans.Digests) != 3 {
+		t.Fatalf("%d shapes: %s", len(ans.Digests), body)
+	}
+	top := ans.Digests[0]
+	if top.Query != "update t set x = $1 where id = $2" || top.Errors != 1 || top.TotalNs != int64(50*time.Millisecond) {
+		t.Errorf("top shape %+v", top)
+	}
+	if ans.Digests[1].Calls != 30 || ans.Digests[1].Query != "select * from t where id = $1" {
+		t.Errorf("second shape %+v", ans.Digests[1])
+	}
+	// Field names, as clients see them.
+	m := decode(t, body)
+	d0 := m["digests"].([]any)[0].(map[string]any)
+	for _, k := range []string{"fingerprint", "pool", "route", "query", "calls", "errors", "rows", "total_ns",
+		"mean_ns", "min_ns", "max_ns", "p50_ns", "p99_ns", "first_seen", "last_seen", "warnings"} {
+		if _, ok := d0[k]; !ok {
+			t.Errorf("digest has no %q: %v", k, d0)
+		}
+	}
+	for _, k := range []string{"shapes", "max_shapes", "evicted", "since"} {
+		if _, ok := m["summary"].(map[string]any)[k]; !ok {
+			t.Errorf("summary has no %q", k)
+		}
+	}
+
+	if _, body := do(t, s, "GET", "/api/stats/digests?limit=1"); len(decode(t, body)["digests"].([]any)) != 1 {
+		t.Errorf("limit=1: %s", body)
+	}
+	if _, body := do(t, s, "GET", "/api/stats/digests?pool=etl"); len(decode(t, body)["digests"].([]any)) != 1 {
+		t.Errorf("pool=etl: %s", body)
+	}
+	if code, _ := do(t, s, "GET", "/api/stats/digests?limit=x"); code != 400 {
+		t.Errorf("limit=x: %d, want 400", code)
+	}
+	if code, body := do(t, s, "POST", "/api/stats/digests/reset"); code != 200 || decode(t, body)["ok"] != true {
+		t.Errorf("reset: %d %s", code, body)
+	}
+	if _, body := do(t, s, "GET", "/api/stats/digests"); len(decode(t, body)["digests"].([]any)) != 0 {
+		t.Errorf("after reset: %s", body)
+	}
+}
+
+func TestCallbacks(t *testing.T) {
+	var paused []string
+	reloads := 0
+	s := New(Options{
+		Pools: func() []PoolStat {
+			return []PoolStat{{Name: "main", Database: "db", User: "u", Mode: "transaction", Active: 3, Idle: 2, Waiting: 1, MaxSize: 10}}
+		},
+		Clients: func() []ClientStat {
+			return []ClientStat{{ID: "c1", Pool: "main", User: "u", Database: "db", Addr: "10.0.0.1:5000", State: "idle"}}
+		},
+		Pause: func(ctx context.Context, pool string) error {
+			if pool == "nope" {
+				return fmt.Errorf("pool %q: %w", pool, ErrUnknownPool)
+			}
+			paused = append(paused, pool)
+			return nil
+		},
+		Resume: func(ctx context.Context, pool string) error { return errors.New("boom") },
+		Reload: func(ctx context.Context) error { reloads++; return nil },
+		Health: func() error { return errors.New("draining") },
+	})
+	code, body := do(t, s, "GET", "/api/pools")
+	pools := decode(t, body)["pools"].([]any)
+	if code != 200 || len(pools) != 1 {
+		t.Fatalf("%d %s", code, body)
+	}
+	p := pools[0].(map[string]any)
+	for k, v := range map[string]any{"name": "main", "mode": "transaction", "active": 3.0, "idle": 2.0, "waiting": 1.0, "max_size": 10.0, "paused": false} {
+		if p[k] != v {
+			t.Errorf("pool %s = %v, want %v", k, p[k], v)
+		}
+	}
+	code, body = do(t, s, "GET", "/api/clients")
+	if c := decode(t, body)["clients"].([]any); code != 200 || len(c) != 1 || c[0].(map[string]any)["addr"] != "10.0.0.1:5000" {
+		t.Errorf("clients: %d %s", code, body)
+	}
+	if code, _ := do(t, s, "POST", "/api/pause?pool=main"); code != 200 {
+		t.Errorf("pause main: %d", code)
+	}
+	if code, _ := do(t, s, "POST", "/api/pause"); code != 200 {
+		t.Errorf("pause all: %d", code)
+	}
+	if code, _ := do(t, s, "POST", "/api/pause?pool=nope"); code != 404 {
+		t.Errorf("pause unknown pool: %d, want 404", code)
+	}
+	if fmt.Sprint(paused) != "[main ]" {
+		t.Errorf("paused %q", paused)
+	}
+	if code, body := do(t, s, "POST", "/api/resume"); code != 500 || !strings.Contains(decode(t, body)["error"].(string), "boom") {
+		t.Errorf("resume: %d %s", code, body)
+	}
+	if code, _ := do(t, s, "POST", "/api/reload"); code != 200 || reloads != 1 {
+		t.Errorf("reload: %d, %d reloads", code, reloads)
+	}
+	if code, body := do(t, s, "GET", "/healthz"); code != 503 || !strings.Contains(body, "draining") {
+		t.Errorf("healthz: %d %q", code, body)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	s := New(Options{Pools: func() []PoolStat {
+		return []PoolStat{{Name: "main", Active: 3, Idle: 2, Waiting: 1, MaxSize: 10, Paused: true}}
+	}})
+	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 1, "")
+	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 0, "57014")
+	s.ObserveAcquire("main", 30*time.Microsecond)
+	s.RoutingDecision("main", "primary")
+	s.RoutingDecision("main", "primary")
+	s.CacheOp(CacheHit)
+	s.CacheOp(CacheMiss)
+	s.CacheOp(CacheEvict)
+	s.AddBytes(FromClient, 100)
+	s.AddBytes(ToClient, 4000)
+	s.ClientConnected()
+	s.ClientConnected()
+	s.ClientDisconnected()
+
+	code, body := do(t, s, "GET", "/metrics")
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	for _, want := range []string{
+		`sqp_query_duration_seconds_bucket{pool="main",le="0.0025"} 2`,
+		`sqp_query_duration_seconds_count{pool="main"} 2`,
+		`sqp_query_errors_total{pool="main"} 1`,
+		`sqp_pool_acquire_duration_seconds_count{pool="main"} 1`,
+		`sqp_routing_decisions_total{pool="main",route="primary"} 2`,
+		`sqp_routing_cache_operations_total{op="hit"} 1`,
+		`sqp_routing_cache_operations_total{op="miss"} 1`,
+		`sqp_routing_cache_operations_total{op="evict"} 1`,
+		`sqp_bytes_total{direction="from_client"} 100`,
+		`sqp_bytes_total{direction="to_client"} 4000`,
+		`sqp_client_connections 1`,
+		`sqp_pool_connections{pool="main",state="active"} 3`,
+		`sqp_pool_connections{pool="main",state="idle"} 2`,
+		`sqp_pool_waiting_clients{pool="main"} 1`,
+		`sqp_pool_max_connections{pool="main"} 10`,
+		`sqp_pool_paused{pool="main"} 1`,
+		`sqp_digest_shapes 1`,
+		`sqp_digest_evictions_total 0`,
+		`go_goroutines `,
+	} {
+		if !strings.Contains(body, want+"\n") && !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestHotPathAllocations checks the documented promise: no allocation per
+// call for pools, routes, ops and directions seen before.
+func TestHotPathAllocations(t *testing.T) {
+	s := New(Options{})
+	warm := func() {
+		s.ObserveAcquire("main", time.Millisecond)
+		s.RoutingDecision("main", "primary")
+		s.CacheOp(CacheHit)
+		s.AddBytes(ToServer, 10)
+		s.ObserveQuery("main", "primary", "select abalance from pgbench_accounts where aid = 1", time.Millisecond, 1, "")
+	}
+	warm()
+	if n := testing.AllocsPerRun(200, warm); n != 0 {
+		t.Errorf("%v allocations per round of hot-path calls, want 0", n)
+	}
+}
+
+func BenchmarkHotPath(b *testing.B) {
+	s := New(Options{})
+	b.Run("ObserveQuery", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.ObserveQuery("main", "primary", "SELECT abalance FROM pgbench_accounts WHERE aid = 81714;", time.Millisecond, 1, "")
+		}
+	})
+	b.Run("ObserveAcquire", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.ObserveAcquire("main", time.Millisecond)
+		}
+	})
+	b.Run("RoutingDecision", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.RoutingDecision("main", "primary")
+		}
+	})
+	b.Run("CacheOp", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.CacheOp(CacheHit)
+		}
+	})
+	b.Run("AddBytes", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.AddBytes(ToClient, 100)
+		}
+	})
+}

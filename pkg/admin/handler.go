@@ -1,0 +1,185 @@
+// The HTTP routes of the admin API and their JSON answers.
+
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/qpkit/qpkit/pkg/digest"
+)
+
+// APIVersion is the "version" of every JSON answer; it changes when a field
+// changes meaning or disappears, not when one is added.
+const APIVersion = 1
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/stats/digests", s.digests)
+	mux.HandleFunc("POST /api/stats/digests/reset", s.resetDigests)
+	mux.HandleFunc("GET /api/pools", s.pools)
+	mux.HandleFunc("GET /api/clients", s.clients)
+	mux.HandleFunc("POST /api/pause", s.poolAction(s.opts.Pause, "pause"))
+	mux.HandleFunc("POST /api/resume", s.poolAction(s.opts.Resume, "resume"))
+	mux.HandleFunc("POST /api/reload", s.reload)
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// DigestsAnswer is the JSON of GET /api/stats/digests.
+type DigestsAnswer struct {
+	Version int            `json:"version"`
+	Time    time.Time      `json:"time"`
+	Summary digest.Summary `json:"summary"`
+	Digests []digest.Shape `json:"digests"` // by total time, largest first
+}
+
+func (s *Server) digests(w http.ResponseWriter, r *http.Request) {
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.fail(w, http.StatusBadRequest, "limit must be a non-negative integer, not "+strconv.Quote(v))
+			return
+		}
+		limit = n
+	}
+	shapes, sum := s.store.Snapshot()
+	if pool := r.URL.Query().Get("pool"); pool != "" {
+		kept := shapes[:0]
+		for _, sh := range shapes {
+			if sh.Pool == pool {
+				kept = append(kept, sh)
+			}
+		}
+		shapes = kept
+	}
+	if limit > 0 && len(shapes) > limit {
+		shapes = shapes[:limit]
+	}
+	s.answer(w, http.StatusOK, DigestsAnswer{Version: APIVersion, Time: s.opts.Now(), Summary: sum, Digests: shapes})
+}
+
+func (s *Server) resetDigests(w http.ResponseWriter, r *http.Request) {
+	s.store.Reset()
+	s.ok(w)
+}
+
+// PoolsAnswer is the JSON of GET /api/pools.
+type PoolsAnswer struct {
+	Version int        `json:"version"`
+	Time    time.Time  `json:"time"`
+	Pools   []PoolStat `json:"pools"`
+}
+
+func (s *Server) pools(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Pools == nil {
+		s.notImplemented(w, "pools")
+		return
+	}
+	ps := s.opts.Pools()
+	if ps == nil {
+		ps = []PoolStat{}
+	}
+	s.answer(w, http.StatusOK, PoolsAnswer{Version: APIVersion, Time: s.opts.Now(), Pools: ps})
+}
+
+// ClientsAnswer is the JSON of GET /api/clients.
+type ClientsAnswer struct {
+	Version int          `json:"version"`
+	Time    time.Time    `json:"time"`
+	Clients []ClientStat `json:"clients"`
+}
+
+func (s *Server) clients(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Clients == nil {
+		s.notImplemented(w, "clients")
+		return
+	}
+	cs := s.opts.Clients()
+	if cs == nil {
+		cs = []ClientStat{}
+	}
+	s.answer(w, http.StatusOK, ClientsAnswer{Version: APIVersion, Time: s.opts.Now(), Clients: cs})
+}
+
+func (s *Server) poolAction(f func(context.Context, string) error, name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if f == nil {
+			s.notImplemented(w, name)
+			return
+		}
+		if err := f(r.Context(), r.URL.Query().Get("pool")); err != nil {
+			s.callbackError(w, name, err)
+			return
+		}
+		s.ok(w)
+	}
+}
+
+func (s *Server) reload(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Reload == nil {
+		s.notImplemented(w, "reload")
+		return
+	}
+	if err := s.opts.Reload(r.Context()); err != nil {
+		s.callbackError(w, "reload", err)
+		return
+	}
+	s.ok(w)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if s.opts.Health != nil {
+		if err := s.opts.Health(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(err.Error() + "\n"))
+			return
+		}
+	}
+	w.Write([]byte("ok\n"))
+}
+
+// Answer is the JSON of the POST endpoints and of every error.
+type Answer struct {
+	Version int    `json:"version"`
+	OK      bool   `json:"ok"`
+	Error   string `json:"error,omitempty"`
+}
+
+func (s *Server) ok(w http.ResponseWriter) {
+	s.answer(w, http.StatusOK, Answer{Version: APIVersion, OK: true})
+}
+
+func (s *Server) fail(w http.ResponseWriter, code int, msg string) {
+	s.answer(w, code, Answer{Version: APIVersion, Error: msg})
+}
+
+func (s *Server) notImplemented(w http.ResponseWriter, name string) {
+	s.fail(w, http.StatusNotImplemented, name+" is not available in this proxy")
+}
+
+func (s *Server) callbackError(w http.ResponseWriter, name string, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, ErrUnknownPool) {
+		code = http.StatusNotFound
+	}
+	s.fail(w, code, name+": "+err.Error())
+}
+
+func (s *Server) answer(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v) // a write error means the client went away
+}

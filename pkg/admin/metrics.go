@@ -1,0 +1,253 @@
+// Prometheus metrics: the hot-path Observe methods with cached label children, and the scrape-time pool collector.
+
+package admin
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/qpkit/qpkit/pkg/digest"
+)
+
+// Cache operations for CacheOp: the per-server prepared-statement LRU.
+const (
+	CacheHit   = "hit"
+	CacheMiss  = "miss"
+	CacheEvict = "evict"
+)
+
+// Byte directions for AddBytes, seen from the proxy.
+const (
+	FromClient = "from_client" // read from clients
+	ToClient   = "to_client"   // written to clients
+	FromServer = "from_server" // read from servers
+	ToServer   = "to_server"   // written to servers
+)
+
+type poolChildren struct {
+	query, acquire prometheus.Observer
+	errors         prometheus.Counter
+}
+
+type routeKey struct{ pool, route string }
+
+type metrics struct {
+	reg *prometheus.Registry
+
+	query    *prometheus.HistogramVec
+	acquire  *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+	routing  *prometheus.CounterVec
+	cacheOps *prometheus.CounterVec
+	bytes    *prometheus.CounterVec
+
+	clients atomic.Int64
+
+	// Copy-on-write caches of label children; mu serializes writers.
+	mu      sync.Mutex
+	pools   atomic.Pointer[map[string]*poolChildren]
+	routes  atomic.Pointer[map[routeKey]prometheus.Counter]
+	cacheBy atomic.Pointer[map[string]prometheus.Counter]
+	bytesBy atomic.Pointer[map[string]prometheus.Counter]
+}
+
+func newMetrics(o *Options) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.query = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "sqp_query_duration_seconds",
+		Help:    "Time from a statement's arrival from the client to the server's completion of it, per pool.",
+		Buckets: o.QueryBuckets,
+	}, []string{"pool"})
+	m.acquire = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "sqp_pool_acquire_duration_seconds",
+		Help:    "Time a client waited for a server connection from its pool.",
+		Buckets: o.AcquireBuckets,
+	}, []string{"pool"})
+	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqp_query_errors_total",
+		Help: "Statements that ended in an error (SQLSTATE not of class 00, 01 or 02), per pool.",
+	}, []string{"pool"})
+	m.routing = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqp_routing_decisions_total",
+		Help: "Backends picked for a client or a transaction, per pool and route.",
+	}, []string{"pool", "route"})
+	m.cacheOps = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqp_routing_cache_operations_total",
+		Help: "Prepared-statement cache operations on server connections: hit, miss (a Parse injected), evict.",
+	}, []string{"op"})
+	m.bytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqp_bytes_total",
+		Help: "Bytes relayed, by direction seen from the proxy: from_client, to_client, from_server, to_server.",
+	}, []string{"direction"})
+	m.reg.MustRegister(m.query, m.acquire, m.errors, m.routing, m.cacheOps, m.bytes,
+		&scrapeCollector{o: o, m: m},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	m.pools.Store(&map[string]*poolChildren{})
+	m.routes.Store(&map[routeKey]prometheus.Counter{})
+	cache := map[string]prometheus.Counter{}
+	for _, op := range []string{CacheHit, CacheMiss, CacheEvict} {
+		cache[op] = m.cacheOps.WithLabelValues(op)
+	}
+	m.cacheBy.Store(&cache)
+	bytes := map[string]prometheus.Counter{}
+	for _, d := range []string{FromClient, ToClient, FromServer, ToServer} {
+		bytes[d] = m.bytes.WithLabelValues(d)
+	}
+	m.bytesBy.Store(&bytes)
+	return m
+}
+
+func (m *metrics) pool(name string) *poolChildren {
+	if c := (*m.pools.Load())[name]; c != nil {
+		return c
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *m.pools.Load()
+	if c := old[name]; c != nil {
+		return c
+	}
+	c := &poolChildren{
+		query:   m.query.WithLabelValues(name),
+		acquire: m.acquire.WithLabelValues(name),
+		errors:  m.errors.WithLabelValues(name),
+	}
+	next := make(map[string]*poolChildren, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[name] = c
+	m.pools.Store(&next)
+	return c
+}
+
+// counter returns the cached child of cache for k, creating it with mk.
+func counter[K comparable](m *metrics, cache *atomic.Pointer[map[K]prometheus.Counter], k K, mk func() prometheus.Counter) prometheus.Counter {
+	if c := (*cache.Load())[k]; c != nil {
+		return c
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := *cache.Load()
+	if c := old[k]; c != nil {
+		return c
+	}
+	c := mk()
+	next := make(map[K]prometheus.Counter, len(old)+1)
+	for kk, v := range old {
+		next[kk] = v
+	}
+	next[k] = c
+	cache.Store(&next)
+	return c
+}
+
+// ObserveQuery records one statement: its duration in the pool's histogram,
+// an error when sqlstate is one (not "" and not of class 00, 01 or 02),
+// and its shape's statistics. rows is the number of rows returned or
+// affected.
+func (s *Server) ObserveQuery(pool, route, sql string, dur time.Duration, rows int64, sqlstate string) {
+	c := s.metrics.pool(pool)
+	c.query.Observe(dur.Seconds())
+	if digest.IsError(sqlstate) {
+		c.errors.Inc()
+	}
+	s.store.Observe(pool, route, sql, dur, rows, sqlstate)
+}
+
+// ObserveAcquire records how long a client waited for a server connection
+// from pool.
+func (s *Server) ObserveAcquire(pool string, dur time.Duration) {
+	s.metrics.pool(pool).acquire.Observe(dur.Seconds())
+}
+
+// RoutingDecision counts one backend choice for pool on route.
+func (s *Server) RoutingDecision(pool, route string) {
+	m := s.metrics
+	counter(m, &m.routes, routeKey{pool, route}, func() prometheus.Counter {
+		return m.routing.WithLabelValues(pool, route)
+	}).Inc()
+}
+
+// CacheOp counts one prepared-statement cache operation: CacheHit,
+// CacheMiss or CacheEvict.
+func (s *Server) CacheOp(op string) {
+	m := s.metrics
+	counter(m, &m.cacheBy, op, func() prometheus.Counter { return m.cacheOps.WithLabelValues(op) }).Inc()
+}
+
+// AddBytes counts n bytes relayed in direction dir: FromClient, ToClient,
+// FromServer or ToServer.
+func (s *Server) AddBytes(dir string, n int) {
+	m := s.metrics
+	counter(m, &m.bytesBy, dir, func() prometheus.Counter { return m.bytes.WithLabelValues(dir) }).Add(float64(n))
+}
+
+// ClientConnected and ClientDisconnected maintain sqp_client_connections;
+// call them once each per client connection.
+func (s *Server) ClientConnected()    { s.metrics.clients.Add(1) }
+func (s *Server) ClientDisconnected() { s.metrics.clients.Add(-1) }
+
+// scrapeCollector reads the gauges that are state, not events, at scrape
+// time: pool sizes from Options.Pools, client connections, digest shapes.
+type scrapeCollector struct {
+	o *Options
+	m *metrics
+}
+
+var (
+	descPoolConns = prometheus.NewDesc("sqp_pool_connections",
+		"Server connections of a pool by state: active (lent to a client) or idle.", []string{"pool", "state"}, nil)
+	descPoolWaiting = prometheus.NewDesc("sqp_pool_waiting_clients",
+		"Clients waiting for a server connection from a pool.", []string{"pool"}, nil)
+	descPoolMax = prometheus.NewDesc("sqp_pool_max_connections",
+		"A pool's size limit.", []string{"pool"}, nil)
+	descPoolPaused = prometheus.NewDesc("sqp_pool_paused",
+		"1 while a pool is paused.", []string{"pool"}, nil)
+	descClients = prometheus.NewDesc("sqp_client_connections",
+		"Client connections open.", nil, nil)
+	descShapes = prometheus.NewDesc("sqp_digest_shapes",
+		"Query shapes held by the digest store.", nil, nil)
+	descEvicted = prometheus.NewDesc("sqp_digest_evictions_total",
+		"Query shapes evicted from the digest store since its last reset.", nil, nil)
+)
+
+func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descPoolConns, descPoolWaiting, descPoolMax, descPoolPaused, descClients, descShapes, descEvicted} {
+		ch <- d
+	}
+}
+
+func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, float64(c.m.clients.Load()))
+	sum := c.o.Digests.Summary()
+	ch <- prometheus.MustNewConstMetric(descShapes, prometheus.GaugeValue, float64(sum.Shapes))
+	ch <- prometheus.MustNewConstMetric(descEvicted, prometheus.CounterValue, float64(sum.Evicted))
+	if c.o.Pools == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, p := range c.o.Pools() {
+		if seen[p.Name] { // a duplicate would fail the whole scrape
+			continue
+		}
+		seen[p.Name] = true
+		ch <- prometheus.MustNewConstMetric(descPoolConns, prometheus.GaugeValue, float64(p.Active), p.Name, "active")
+		ch <- prometheus.MustNewConstMetric(descPoolConns, prometheus.GaugeValue, float64(p.Idle), p.Name, "idle")
+		ch <- prometheus.MustNewConstMetric(descPoolWaiting, prometheus.GaugeValue, float64(p.Waiting), p.Name)
+		if p.MaxSize > 0 {
+			ch <- prometheus.MustNewConstMetric(descPoolMax, prometheus.GaugeValue, float64(p.MaxSize), p.Name)
+		}
+		paused := 0.0
+		if p.Paused {
+			paused = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descPoolPaused, prometheus.GaugeValue, paused, p.Name)
+	}
+}

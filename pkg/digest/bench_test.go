@@ -1,0 +1,73 @@
+// Benchmarks: normalizing pgbench's and TPC-H's statements, and the store's hot path.
+
+package digest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/tpch"
+)
+
+func BenchmarkNormalize(b *testing.B) {
+	q1, err := tpch.Query(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, sql string }{
+		{"pgbench_select", pgbenchSimple[2]},
+		{"pgbench_update", pgbenchSimple[1]},
+		{"pgbench_insert", pgbenchSimple[5]},
+		{"tpch_q1", q1},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.sql)))
+			for b.Loop() {
+				Normalize(c.sql)
+			}
+		})
+	}
+}
+
+func BenchmarkFingerprintTPCH(b *testing.B) {
+	for n := 1; n <= tpch.NumQueries; n++ {
+		q, err := tpch.Query(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("q%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(q)))
+			for b.Loop() {
+				Fingerprint(q)
+			}
+		})
+	}
+}
+
+func BenchmarkStoreObserve(b *testing.B) {
+	s := NewStore(0)
+	for _, sql := range pgbenchSimple {
+		s.Observe("main", "primary", sql, time.Millisecond, 1, "")
+	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			s.Observe("main", "primary", pgbenchSimple[i%len(pgbenchSimple)], time.Millisecond, 1, "")
+			i++
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				s.Observe("main", "primary", pgbenchSimple[i%len(pgbenchSimple)], time.Millisecond, 1, "")
+				i++
+			}
+		})
+	})
+}

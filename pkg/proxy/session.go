@@ -110,6 +110,7 @@ type session struct {
 	view      map[string]string // parameter values as the client knows them
 	out       []byte
 	dirty     *pool.Conn // written to, not yet flushed (client goroutine only)
+	answered  bool       // local answered a message since the last Sync (client goroutine only)
 	// clientCopying is set from CopyInResponse until the client's
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
@@ -221,6 +222,13 @@ func (s *session) run() {
 			return
 		}
 		if s.fr.Buffered() == 0 {
+			if s.answered {
+				s.mu.Lock()
+				if s.srv == nil {
+					s.cw.Flush() // otherwise the server goroutine flushes
+				}
+				s.mu.Unlock()
+			}
 			if err := s.flushServer(); err != nil {
 				log.Debug("proxy: server write", "err", err)
 				return
@@ -406,10 +414,21 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 			return nil
 		}
 	}
+	if s.rename {
+		s.mu.Lock()
+		idle := s.srv == nil && len(s.queue) == 0
+		s.mu.Unlock()
+		if idle {
+			if done, err := s.local(typ, body); done {
+				return err
+			}
+		}
+	}
 	srv, err := s.lockServer(sql)
 	if err != nil {
 		return err
 	}
+	s.answered = false // the server answers from here on
 	out, err := s.plan(typ, body, raw)
 	s.out = out[:0]
 	s.mu.Unlock()
@@ -438,6 +457,65 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 	srv.W.Write(out) // fits: only buffered
 	s.dirty = srv
 	return nil
+}
+
+// local answers, in transaction mode without a server, the messages that
+// need none: Parse and Close of named statements (the statement is only
+// recorded; the server gets it with the first Bind or Describe, so syntax
+// errors surface there), and the Sync or Flush after them. Clients that
+// prepare synchronously (libpq's PQprepare, as pgbench -M prepared does)
+// then never wait for a server just to prepare.
+func (s *session) local(typ byte, body []byte) (bool, error) {
+	switch typ {
+	case 'P':
+		name, rest, ok := cstring(body)
+		if !ok || name == "" {
+			return false, nil
+		}
+		query, params, ok := cstring(rest)
+		if !ok {
+			return false, nil
+		}
+		<-s.done // the last server goroutine has finished writing to the client
+		st := newStmt(name, query, params)
+		s.mu.Lock()
+		s.stmts[name] = st
+		if pins(query) {
+			s.pinned = true
+		}
+		s.mu.Unlock()
+		s.cw.Write([]byte{'1', 0, 0, 0, 4})
+		s.answered = true
+		return true, nil
+	case 'C':
+		if len(body) < 2 || body[0] != 'S' {
+			return false, nil
+		}
+		name, _, ok := cstring(body[1:])
+		if !ok || name == "" {
+			return false, nil
+		}
+		<-s.done
+		s.mu.Lock()
+		delete(s.stmts, name)
+		s.mu.Unlock()
+		s.cw.Write([]byte{'3', 0, 0, 0, 4})
+		s.answered = true
+		return true, nil
+	case 'S':
+		if !s.answered {
+			return false, nil
+		}
+		s.answered = false
+		s.cw.Write([]byte{'Z', 0, 0, 0, 5, 'I'})
+		return true, s.cw.Flush()
+	case 'H':
+		if !s.answered {
+			return false, nil
+		}
+		return true, s.cw.Flush()
+	}
+	return false, nil
 }
 
 // flushServer sends what handle buffered for the server.

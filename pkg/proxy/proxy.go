@@ -84,6 +84,9 @@ type Options struct {
 	OnQuery func(QueryEvent)
 	// OnAcquire is called after each server acquire with the wait.
 	OnAcquire func(pool string, wait time.Duration)
+	// OnClient is called with true when an authenticated client starts
+	// its session and with false when it ends.
+	OnClient func(connected bool)
 	// Reload is what Reload runs (re-reading files, then applying
 	// settings); nil makes Reload only reapply pool settings.
 	Reload func() error
@@ -202,6 +205,10 @@ func (p *Proxy) serveConn(conn net.Conn) {
 	p.sessions[s] = struct{}{}
 	p.byKey[keyString(cl.Key)] = s
 	p.mu.Unlock()
+	if p.opts.OnClient != nil {
+		p.opts.OnClient(true)
+		defer p.opts.OnClient(false)
+	}
 	defer func() {
 		p.mu.Lock()
 		delete(p.sessions, s)
@@ -307,6 +314,8 @@ func (p *Proxy) Pools() []PoolStat {
 // ClientStat is one client's state.
 type ClientStat struct {
 	Addr, User, Database string
+	Application          string // application_name from the startup packet
+	TLS                  bool
 	State                string // "idle", "active" (a server is working for it) or "waiting" (for a server)
 	ServerPID            uint32 // 0 without a server connection
 	Pinned               bool

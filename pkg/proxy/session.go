@@ -157,7 +157,8 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 func (s *session) stat() ClientStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := ClientStat{Addr: s.addr, User: s.user, Database: s.db, State: "idle", Pinned: s.pinned, ConnectedSince: s.since}
+	st := ClientStat{Addr: s.addr, User: s.user, Database: s.db, State: "idle", Pinned: s.pinned, ConnectedSince: s.since,
+		Application: s.client.Startup.Params["application_name"], TLS: s.client.Startup.TLS}
 	switch {
 	case s.waiting:
 		st.State = "waiting"

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// syncBuf is a goroutine-safe log sink.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func write(t *testing.T, path, text string) {
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &out, &errb, nil, nil); code != exitOK || !strings.Contains(out.String(), "--pool-mode") {
+		t.Errorf("--help: %d %q", code, out.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), nil, &out, &errb, nil, nil); code != exitUsage || !strings.Contains(errb.String(), "--server-url is required") {
+		t.Errorf("no server: %d %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"--server-url", "postgres://x", "--pool-mode", "statement"}, &out, &errb, nil, nil); code != exitUsage {
+		t.Errorf("bad mode: %d %q", code, errb.String())
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "users.txt"), "\"alice\" secret\n")
+	errb.Reset()
+	if code := run(context.Background(), []string{"--server-url", "postgres://x", "--auth-file", filepath.Join(dir, "users.txt")}, &out, &errb, nil, nil); code != exitUsage || !strings.Contains(errb.String(), "users.txt:1") {
+		t.Errorf("bad auth file: %d %q", code, errb.String())
+	}
+}
+
+func TestUserlist(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "u.txt")
+	write(t, p, "; comment\n\n\"alice\" \"pw\"\"x\"\n\"bob\" \"md5aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n# c\n")
+	u, err := readUserlist(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u["alice"] != `pw"x` || u.serverPassword("alice") != `pw"x` || u.serverPassword("bob") != "" {
+		t.Errorf("userlist: %#v", u)
+	}
+}
+
+// qprouter end to end: config file, auth file, transaction mode, admin
+// API, SIGHUP reload without dropping clients, SIGTERM drain and exit 0.
+func TestServeReloadDrain(t *testing.T) {
+	c := pgtest.Shared(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "qprouter.toml")
+	users := filepath.Join(dir, "users.txt")
+	adminAddr := freeAddr(t)
+	write(t, users, `"postgres" "first"`+"\n")
+	write(t, cfgPath, fmt.Sprintf("server_url = %q\npool_mode = \"transaction\"\npool_size = 2\nauth_file = %q\nadmin = %q\nshutdown_timeout = \"10s\"\n", c.URL(), users, adminAddr))
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	addrc := make(chan string, 1)
+	var logs syncBuf
+	codec := make(chan int, 1)
+	go func() {
+		codec <- run(ctx, []string{"--config", cfgPath, "--listen", "127.0.0.1:0"}, &logs, &logs, hup, func(a string) { addrc <- a })
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-codec:
+		t.Fatalf("exited %d: %s", code, logs.String())
+	}
+	url := func(pw string) string { return fmt.Sprintf("postgres://postgres:%s@%s/postgres?sslmode=disable", pw, addr) }
+	bg := context.Background()
+
+	conn, err := pgx.Connect(bg, url("first"))
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, logs.String())
+	}
+	defer conn.Close(bg)
+	if _, err := pgx.Connect(bg, url("wrong")); err == nil || !strings.Contains(err.Error(), "28P01") {
+		t.Errorf("wrong password: %v", err)
+	}
+	var n int
+	if err := conn.QueryRow(bg, "select $1::int * 2", 21).Scan(&n); err != nil || n != 42 {
+		t.Fatalf("query: %d %v", n, err)
+	}
+
+	// Admin API sees the pool.
+	var pools struct {
+		Pools []struct {
+			Name    string `json:"name"`
+			MaxSize int    `json:"max_size"`
+		} `json:"pools"`
+	}
+	getJSON(t, "http://"+adminAddr+"/api/pools", &pools)
+	if len(pools.Pools) != 1 || pools.Pools[0].MaxSize != 2 {
+		t.Fatalf("pools: %+v", pools)
+	}
+
+	// Reload: new password and pool size; the open client stays.
+	write(t, users, `"postgres" "second"`+"\n")
+	write(t, cfgPath, strings.Replace(readFile(t, cfgPath), "pool_size = 2", "pool_size = 5", 1))
+	hup <- syscall.SIGHUP
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "reloaded") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	getJSON(t, "http://"+adminAddr+"/api/pools", &pools)
+	if pools.Pools[0].MaxSize != 5 {
+		t.Errorf("after reload: %+v\n%s", pools, logs.String())
+	}
+	if _, err := pgx.Connect(bg, url("first")); err == nil {
+		t.Error("old password still accepted after reload")
+	}
+	conn2, err := pgx.Connect(bg, url("second"))
+	if err != nil {
+		t.Fatalf("new password: %v", err)
+	}
+	defer conn2.Close(bg)
+	if err := conn.QueryRow(bg, "select 1").Scan(&n); err != nil {
+		t.Fatalf("client dropped by reload: %v", err)
+	}
+
+	// Metrics saw the queries.
+	resp, err := http.Get("http://" + adminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mb bytes.Buffer
+	mb.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(mb.String(), "sqp_query_duration_seconds_count") || !strings.Contains(mb.String(), "sqp_pool_acquire_duration_seconds") {
+		t.Errorf("metrics: %.300s", mb.String())
+	}
+
+	// Drain: a transaction under way finishes, then qprouter exits 0.
+	tx, err := conn.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(bg, "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	time.Sleep(200 * time.Millisecond)
+	if _, err := tx.Exec(bg, "select 2"); err != nil {
+		t.Fatalf("in-flight transaction cut: %v", err)
+	}
+	if err := tx.Commit(bg); err != nil {
+		t.Fatalf("commit during drain: %v", err)
+	}
+	select {
+	case code := <-codec:
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, logs.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not exit after drain")
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -40,7 +40,7 @@ func benchDB(t testing.TB, c *pgtest.Cluster) {
 		if _, err := conn.Exec(context.Background(), "create database bench"); err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command(bin(t, "pgbench"), "-i", "-s", "1", "-q", c.DBURL("bench")).CombinedOutput()
+		out, err := exec.Command(bin(t, "pgbench"), "-i", "-s", "1", "-q", "-I", "dtGp", c.DBURL("bench")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("pgbench -i: %v\n%s", err, out)
 		}
@@ -88,7 +88,11 @@ func TestPgbench(t *testing.T) {
 					if testing.Short() && proto != "prepared" {
 						continue
 					}
-					args := append([]string{"-M", proto, "-c", clients, "-j", "2", "-T", secs, "-n"}, script...)
+					d := secs
+					if proto != "prepared" && d == "2" {
+						d = "1"
+					}
+					args := append([]string{"-M", proto, "-c", clients, "-j", "2", "-T", d, "-n"}, script...)
 					out := pgbench(t, r.url("bench"), args...)
 					t.Logf("%s %v: %s", m, args, strings.Join(regexp.MustCompile(`(?m)^tps.*$`).FindAllString(out, -1), "; "))
 				}

@@ -47,7 +47,7 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	level := slog.LevelWarn
+	level := slog.LevelError
 	if os.Getenv("QPROUTER_DEBUG") != "" {
 		level = slog.LevelDebug
 	}

@@ -114,7 +114,9 @@ func TestServeReloadDrain(t *testing.T) {
 	case code := <-codec:
 		t.Fatalf("exited %d: %s", code, logs.String())
 	}
-	url := func(pw string) string { return fmt.Sprintf("postgres://postgres:%s@%s/postgres?sslmode=disable", pw, addr) }
+	url := func(pw string) string {
+		return fmt.Sprintf("postgres://postgres:%s@%s/postgres?sslmode=disable", pw, addr)
+	}
 	bg := context.Background()
 
 	conn, err := pgx.Connect(bg, url("first"))

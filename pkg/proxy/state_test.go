@@ -1,0 +1,220 @@
+package proxy_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// Settings follow the client from server to server in transaction mode.
+func TestSettingsReplay(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 3})
+	ctx := context.Background()
+	a := connect(t, r.url("postgres"))
+	b := connect(t, r.url("postgres"))
+	show := func(conn *pgx.Conn, name string) string {
+		var v string
+		if err := conn.QueryRow(ctx, "select current_setting($1)", name).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if _, err := a.Exec(ctx, "set search_path = pg_catalog, public"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "select set_config('application_name', 'qpr-a', false)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "set local work_mem = '77MB'"); err != nil { // outside a transaction: no effect
+		t.Fatal(err)
+	}
+	tx, _ := a.Begin(ctx)
+	tx.Exec(ctx, "set statement_timeout = '9s'")
+	tx.Rollback(ctx) // rolled back: not replayed
+	// Keep the other servers busy in turn so a lands on each of them.
+	for i := 0; i < 12; i++ {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.Exec(ctx, "select pg_sleep(0.01)")
+		}()
+		if got := show(a, "search_path"); got != "pg_catalog, public" {
+			t.Fatalf("search_path on round %d: %q", i, got)
+		}
+		if got := show(a, "application_name"); got != "qpr-a" {
+			t.Fatalf("application_name on round %d: %q", i, got)
+		}
+		if got := show(a, "statement_timeout"); got != "0" {
+			t.Fatalf("statement_timeout on round %d: %q", i, got)
+		}
+		wg.Wait()
+		if got := show(b, "search_path"); got != `"$user", public` {
+			t.Fatalf("b sees a's search_path: %q", got)
+		}
+	}
+	// The client saw application_name change via ParameterStatus.
+	if got := a.PgConn().ParameterStatus("application_name"); got != "qpr-a" {
+		t.Errorf("ParameterStatus application_name = %q", got)
+	}
+	if _, err := a.Exec(ctx, "reset all"); err != nil {
+		t.Fatal(err)
+	}
+	if got := show(a, "search_path"); got != `"$user", public` {
+		t.Errorf("after reset all: %q", got)
+	}
+}
+
+// Advisory locks and temp tables pin; the pinned server is reset when the
+// client leaves.
+func TestPinning(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2})
+	ctx := context.Background()
+	a := connect(t, r.url("postgres"))
+	if _, err := a.Exec(ctx, "create temp table pinned_t(x int)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := a.Exec(ctx, "insert into pinned_t values ($1)", i); err != nil {
+			t.Fatalf("temp table lost: %v", err)
+		}
+	}
+	b := connect(t, r.url("postgres"))
+	if _, err := b.Exec(ctx, "select pg_advisory_lock(4242)"); err != nil {
+		t.Fatal(err)
+	}
+	var pid1, pid2 int
+	b.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid1)
+	b.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid2)
+	if pid1 != pid2 {
+		t.Errorf("advisory lock did not pin: %d then %d", pid1, pid2)
+	}
+	b.Close(ctx)
+	// The lock went with the reset: another client can take it at once.
+	d := connect(t, r.url("postgres"))
+	time.Sleep(100 * time.Millisecond)
+	var ok bool
+	if err := d.QueryRow(ctx, "select pg_try_advisory_xact_lock(4242)").Scan(&ok); err != nil || !ok {
+		t.Errorf("lock still held after the pinned client left: %v %v", ok, err)
+	}
+}
+
+// Garbage from one client closes only that client.
+func TestGarbageClients(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 4})
+			ctx := context.Background()
+			good := connect(t, r.url("postgres"))
+			cases := [][]byte{
+				[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+				{0, 0, 0, 3},                                                // startup length too short
+				{0, 0, 0, 8, 0, 3, 0, 0},                                    // startup with no parameters
+				{0xff, 0xff, 0xff, 0xff},                                    // huge startup
+				append(startup(), 'Q', 0, 0, 0, 2),                          // bad length
+				append(startup(), 'Q', 0x7f, 0xff, 0xff, 0xff),              // oversize
+				append(startup(), 'Z', 0, 0, 0, 4),                          // a backend message type
+				append(startup(), 'B', 0, 0, 0, 6, 'x', 'y'),                // Bind without NULs
+				append(startup(), 'P', 0, 0, 0, 5, 0),                       // Parse without query
+				append(startup(), 'D', 0, 0, 0, 4),                          // Describe without kind
+				append(startup(), 'Q', 0, 0, 0, 9, 's', 'e', 'l', 'e', 'c'), // truncated, then close
+			}
+			for i := 0; i < 20; i++ {
+				junk := make([]byte, 200)
+				rand.Read(junk)
+				cases = append(cases, append(startup(), junk...))
+			}
+			for i, cs := range cases {
+				conn, err := net.Dial("tcp", r.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conn.SetDeadline(time.Now().Add(3 * time.Second))
+				conn.Write(cs)
+				buf := make([]byte, 4096)
+				for {
+					if _, err := conn.Read(buf); err != nil {
+						if ne, ok := err.(net.Error); ok && ne.Timeout() && i >= len(cases)-21 {
+							break // valid-looking junk may wait for more bytes
+						}
+						break
+					}
+				}
+				conn.Close()
+				var n int
+				if err := good.QueryRow(ctx, "select 5").Scan(&n); err != nil || n != 5 {
+					t.Fatalf("after garbage case %d: %d %v", i, n, err)
+				}
+			}
+			// The pool still works for new clients.
+			after := connect(t, r.url("postgres"))
+			var s string
+			if err := after.QueryRow(ctx, "select 'fine'").Scan(&s); err != nil || s != "fine" {
+				t.Fatalf("new client after garbage: %v", err)
+			}
+		})
+	}
+}
+
+// startup is a StartupMessage for user postgres.
+func startup() []byte {
+	body := []byte{0, 3, 0, 0}
+	body = append(body, "user\x00postgres\x00\x00"...)
+	msg := binary.BigEndian.AppendUint32(nil, uint32(len(body)+4))
+	return append(msg, body...)
+}
+
+func TestAcquireTimeout(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, timeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	a := connect(t, r.url("postgres"))
+	b := connect(t, r.url("postgres"))
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	tx.Exec(ctx, "select 1")
+	_, err = b.Exec(ctx, "select 1")
+	if err == nil || !strings.Contains(err.Error(), "53300") || !strings.Contains(err.Error(), "no server connection available within 300ms for pool postgres/postgres") {
+		t.Fatalf("acquire timeout: %v", err)
+	}
+}
+
+func TestQueryEvents(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, events: true})
+	ctx := context.Background()
+	conn := connect(t, r.url("postgres"))
+	conn.Exec(ctx, "select * from generate_series(1, 3)")
+	conn.Exec(ctx, "select * from generate_series(1, $1::int)", 4)
+	conn.Exec(ctx, "select 1/0")
+	want := []proxy.QueryEvent{
+		{SQL: "select * from generate_series(1, 3)", Rows: 3},
+		{SQL: "select * from generate_series(1, $1::int)", Rows: 4, Prepared: true},
+		{SQL: "select 1/0", SQLState: "22012"},
+	}
+	for i, w := range want {
+		select {
+		case e := <-r.events:
+			if e.SQL != w.SQL || e.Rows != w.Rows || e.SQLState != w.SQLState || e.Prepared != w.Prepared || e.Pool != "postgres/postgres" || e.Duration <= 0 {
+				t.Errorf("event %d: %+v, want %+v", i, e, w)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("event %d missing", i)
+		}
+	}
+}

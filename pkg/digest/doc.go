@@ -25,6 +25,11 @@
 //   - IN (...) and ARRAY[...] lists whose elements are all constants (each
 //     optionally followed by ::type) collapse to their first placeholder:
 //     "in (1, 2, 3)" and "in ('x')" are both "in ($1)".
+//   - In a VALUES list, rows of constants after a first row of constants
+//     with as many columns are dropped: "values (1, 'a'), (2, 'b')" is
+//     "values ($1, $2)", so a batch insert is one shape whatever its size.
+//     A row of another width or with an expression (default, now()) ends
+//     the collapsing; the rows from there on stay.
 //   - An unsigned integer directly after ORDER BY or GROUP BY, or after a
 //     comma in their list, is kept: "order by 2" is a column position,
 //     not a constant (also in a window's ORDER BY, where PostgreSQL
@@ -72,7 +77,9 @@
 //   - Typmods and other numbers that are part of the grammar rather than
 //     constants become placeholders here ("varchar(10)" is "varchar($1)",
 //     "interval '1' day" is "interval $1 day"); queryid keeps the typmod in
-//     the tree. Multi-row VALUES lists are not collapsed by either.
+//     the tree.
+//   - Multi-row VALUES: queryid jumbles every row, so each row count is its
+//     own entry; ours collapses rows of constants.
 //   - true and false are constants for queryid (printed as $n) and
 //     keywords here.
 //   - Utility statements (SET, BEGIN, CREATE ...) are normalized here like
@@ -97,5 +104,7 @@
 // nearest-rank percentile of the observed durations. Below 1.024 µs the
 // error is at most 1.024 µs; above 2^40 ns the answer is the maximum.
 // Shapes with fewer than 10 calls carry a warning that p50 and p99 are
-// unreliable, with fewer than 100 that p99 is the maximum.
+// unreliable, with fewer than 100 that p99 is the maximum. A shape keeps at
+// most MaxTextBytes of its text (flagged as truncated), so a store's memory
+// stays near 5 KiB per shape whatever the clients send.
 package digest

@@ -22,6 +22,7 @@ func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{
 		"select E'a\\'b', $$x$$, $t$y$t$, B'01', X'ff', U&'a' uescape '!', 'a'\n'b'",
 		"select * from t where a in (1, 2) and b = any(array[1, 2]) order by 1, 2",
+		"insert into t values (1, 'a'), ($1, $2::int), (3), (4, now()) returning id",
 		"select a-1, -1, a||-1, a<-1 /* c /* d */ */ -- e",
 		`select "Q""t", U&"x", $, $a, a$b, $1a, 1..2, .5e, 0x`,
 		"select 'unterminated", "select \"unterminated", "/* unterminated", "$q$ unterminated",

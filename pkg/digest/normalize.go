@@ -56,9 +56,16 @@ var class = func() (t [256]uint8) {
 	return t
 }()
 
-func isIdentCont(c byte) bool { return class[c] == cIdent || class[c] == cDigit || c == '$' }
+// identCont marks the bytes that may continue an identifier.
+var identCont = func() (t [256]bool) {
+	for c := range t {
+		t[c] = class[c] == cIdent || class[c] == cDigit || c == '$'
+	}
+	return t
+}()
 
-// list is a candidate IN (...) or ARRAY[...] list of constants.
+// list is a candidate IN (...) or ARRAY[...] list, or VALUES row, of
+// constants.
 type list struct {
 	active bool
 	close  byte // ')' or ']'
@@ -66,6 +73,43 @@ type list struct {
 	n0     int  // number of the list's first placeholder
 	depth  int  // bracket depth inside the list
 	state  uint8
+	arity  int // placeholders so far
+}
+
+// step advances the list with a token of kind k at the list's depth.
+func (l *list) step(k kind) {
+	switch {
+	case k == kParam && l.state == lElem:
+		l.state = lAfterElm
+		l.arity++
+	case k == kComma && (l.state == lAfterElm || l.state == lAfterTyp):
+		l.state = lElem
+	case k == kCast && (l.state == lAfterElm || l.state == lAfterTyp):
+		l.state = lCastType
+	case (k == kWord || k == kQuoted) && (l.state == lCastType || l.state == lAfterTyp):
+		l.state = lAfterTyp
+	default:
+		l.active = false
+	}
+}
+
+// complete reports whether the list may close here.
+func (l *list) complete() bool {
+	return l.active && (l.state == lAfterElm || l.state == lAfterTyp)
+}
+
+// valuesRows tracks the rows of a VALUES list: once a first row of constants is
+// written, each following row of constants with as many columns is
+// dropped, so "values (1, 2), (3, 4)" is "values ($1, $2)".
+type valuesRows struct {
+	on        bool
+	depth     int  // bracket depth of the VALUES keyword
+	expectRow bool // a '(' may start the next row; otherwise a ',' may come
+	first     bool // the first row was all constants
+	firstEnd  int  // len(out) after the first row
+	arity     int  // its number of columns
+	next      int  // the placeholder number after it
+	row       list // the row being read
 }
 
 // List states: what the list accepts next.
@@ -90,6 +134,7 @@ type normalizer struct {
 	byDepth   int
 	lastNotSc int // len(out) after the last token that is not ';'
 	lst       list
+	vals      valuesRows
 }
 
 // Append appends the normalized text of sql to dst and returns the extended
@@ -222,7 +267,7 @@ func (n *normalizer) identOrPrefixed(i int) int {
 		}
 	}
 	j := i + 1
-	for j < len(s) && isIdentCont(s[j]) {
+	for j < len(s) && identCont[s[j]] {
 		j++
 	}
 	n.word(s[i:j])
@@ -503,8 +548,12 @@ func (n *normalizer) dollar(i int) int {
 // constant emits the next placeholder.
 func (n *normalizer) constant() {
 	n.emit(kParam)
-	n.out = append(n.out, '$')
-	n.out = strconv.AppendInt(n.out, int64(n.next), 10)
+	if n.next < 10 {
+		n.out = append(n.out, '$', byte('0'+n.next))
+	} else {
+		n.out = append(n.out, '$')
+		n.out = strconv.AppendInt(n.out, int64(n.next), 10)
+	}
 	n.next++
 	n.listToken(kParam)
 }
@@ -532,6 +581,9 @@ func (n *normalizer) word(w string) {
 		n.byList = false
 	}
 	n.listToken(kWord)
+	if string(lw) == "values" {
+		n.vals = valuesRows{on: true, depth: n.depth, expectRow: true}
+	}
 	n.prevWord, n.prevIsBy = at, isBy
 }
 
@@ -633,8 +685,13 @@ func (n *normalizer) open(c byte) {
 		n.out = append(n.out, ' ')
 	}
 	n.prev, n.prevIsBy = kOpen, false
+	startRow := n.vals.on && n.depth == n.vals.depth && n.vals.expectRow && c == '('
 	n.listToken(kOpen)
 	n.depth++
+	if startRow {
+		n.vals.row = list{active: true, close: ')', depth: n.depth, state: lElem}
+		n.vals.expectRow = false
+	}
 	if startList {
 		n.lst = list{active: true, close: ')', start: len(n.out), n0: n.next, depth: n.depth, state: lElem}
 		if c == '[' {
@@ -646,8 +703,7 @@ func (n *normalizer) open(c byte) {
 }
 
 func (n *normalizer) closeBracket(c byte) {
-	if n.lst.active && n.depth == n.lst.depth && c == n.lst.close &&
-		(n.lst.state == lAfterElm || n.lst.state == lAfterTyp) {
+	if n.depth == n.lst.depth && c == n.lst.close && n.lst.complete() {
 		// Collapse a list of constants to its first placeholder.
 		n.out = append(n.out[:n.lst.start+1], '$')
 		n.out = strconv.AppendInt(n.out, int64(n.lst.n0), 10)
@@ -659,17 +715,54 @@ func (n *normalizer) closeBracket(c byte) {
 	if n.byList && n.depth == n.byDepth {
 		n.byList = false
 	}
+	if n.vals.on && n.depth == n.vals.depth+1 {
+		n.closeRow(c)
+	}
 	n.depth--
 	n.prev, n.prevIsBy = kClose, false
 	n.out = append(n.out, c)
 	n.lastNotSc = len(n.out)
 }
 
-// listToken advances the candidate constant list with a token of kind k
+// closeRow ends a VALUES row: the first row of constants is kept, a later
+// one like it is dropped (with the ", " before it), anything else ends the
+// collapsing. The closing bracket is appended by the caller.
+func (n *normalizer) closeRow(c byte) {
+	v := &n.vals
+	switch {
+	case !v.row.complete() || c != ')':
+		v.on = false
+	case !v.first:
+		v.first, v.firstEnd, v.arity, v.next = true, len(n.out)+1, v.row.arity, n.next
+	case v.row.arity == v.arity:
+		n.out = n.out[:v.firstEnd-1]
+		n.next = v.next
+	default:
+		v.on = false
+	}
+	v.row.active = false
+}
+
+// listToken advances the candidate constant lists with a token of kind k
 // and records where the statement's last non-';' token ends.
 func (n *normalizer) listToken(k kind) {
 	if k != kSemi {
 		n.lastNotSc = len(n.out)
+	}
+	if n.vals.on {
+		v := &n.vals
+		switch {
+		case n.depth == v.depth && k == kComma && !v.expectRow:
+			v.expectRow = true
+		case n.depth == v.depth && k == kOpen && v.expectRow:
+			// open starts the row
+		case n.depth == v.depth:
+			v.on = false
+		case v.row.active && n.depth == v.row.depth:
+			v.row.step(k)
+		default:
+			v.row.active = false
+		}
 	}
 	if !n.lst.active {
 		return
@@ -678,17 +771,5 @@ func (n *normalizer) listToken(k kind) {
 		n.lst.active = false
 		return
 	}
-	l := &n.lst
-	switch {
-	case k == kParam && l.state == lElem:
-		l.state = lAfterElm
-	case k == kComma && (l.state == lAfterElm || l.state == lAfterTyp):
-		l.state = lElem
-	case k == kCast && (l.state == lAfterElm || l.state == lAfterTyp):
-		l.state = lCastType
-	case (k == kWord || k == kQuoted) && (l.state == lCastType || l.state == lAfterTyp):
-		l.state = lAfterTyp
-	default:
-		l.active = false
-	}
+	n.lst.step(k)
 }

@@ -171,10 +171,19 @@ func TestLists(t *testing.T) {
 		{"in with rows", "select * from t where (a, b) in ((1, 2), (3, 4))", "select * from t where (a, b) in (($1, $2), ($3, $4))"},
 		{"array", "select * from t where a = any(array[1, 2, 3]) and b = 4", "select * from t where a = any(array[$1]) and b = $2"},
 		{"any parameter", "select * from t where id = any($1)", "select * from t where id = any($1)"},
-		{"values not collapsed", "insert into t values (1, 2)", "insert into t values ($1, $2)"},
+		{"one row", "insert into t values (1, 2)", "insert into t values ($1, $2)"},
+		{"rows of constants", "INSERT INTO t VALUES (1, 'a'), (2, 'b'),(3, 'c') RETURNING id", "insert into t values ($1, $2) returning id"},
+		{"rows of parameters", "insert into t values ($1, $2::int), ($3, $4::int)", "insert into t values ($1, $2::int)"},
+		{"rows in a subquery", "select * from (values (1, 'a'), (2, 'b')) v(x, y)", "select * from (values ($1, $2)) v(x, y)"},
+		{"rows stop at another width", "insert into t values (1, 2), (3, 4), (5), (6, 7)", "insert into t values ($1, $2), ($3), ($4, $5)"},
+		{"rows stop at an expression", "insert into t values (1, 2), (3, now()), (4, 5)", "insert into t values ($1, $2), ($3, now()), ($4, $5)"},
+		{"first row not constant", "insert into t values (default, 1), (default, 2)", "insert into t values (default, $1), (default, $2)"},
 	})
 	if Fingerprint("select * from t where a in (1)") != Fingerprint("select * from t where a in (1, 2, 3, 4, 5, 6)") {
 		t.Error("lists of different lengths have different fingerprints")
+	}
+	if Fingerprint("insert into t values (1, 2)") != Fingerprint("insert into t values (1, 2), (3, 4), (5, 6)") {
+		t.Error("VALUES lists of different lengths have different fingerprints")
 	}
 }
 

@@ -8,11 +8,18 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultMaxShapes is the number of shapes a Store keeps when NewStore is
 // given 0 or less.
 const DefaultMaxShapes = 5000
+
+// MaxTextBytes bounds the normalized text a Store keeps per shape; longer
+// texts are cut at a UTF-8 boundary and flagged (the fingerprint still
+// covers the whole text). It bounds the store's memory at about
+// MaxTextBytes+1 KiB per shape even when clients send megabyte statements.
+const MaxTextBytes = 4096
 
 // Store accumulates statistics per (fingerprint, pool, route). It keeps at
 // most its maximum number of shapes and evicts the least recently seen one
@@ -40,6 +47,7 @@ type key struct {
 type entry struct {
 	key
 	text       string
+	truncated  bool
 	prev, next *entry
 
 	calls, errors uint64
@@ -147,6 +155,13 @@ func (s *Store) insertLocked(k key, text []byte, now time.Time) *entry {
 		e = new(entry)
 	}
 	e.key = k
+	if len(text) > MaxTextBytes {
+		cut := MaxTextBytes
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text, e.truncated = text[:cut], true
+	}
 	e.text = string(text)
 	e.first = now
 	s.m[k] = e
@@ -174,6 +189,7 @@ type Shape struct {
 	Pool        string    `json:"pool"`
 	Route       string    `json:"route"`
 	Query       string    `json:"query"`
+	Truncated   bool      `json:"query_truncated,omitempty"` // Query is the first MaxTextBytes of the text
 	Calls       uint64    `json:"calls"`
 	Errors      uint64    `json:"errors"`
 	Rows        int64     `json:"rows"`
@@ -242,6 +258,7 @@ func (e *entry) shape() Shape {
 		Pool:        e.pool,
 		Route:       e.route,
 		Query:       e.text,
+		Truncated:   e.truncated,
 		Calls:       e.calls,
 		Errors:      e.errors,
 		Rows:        e.rows,

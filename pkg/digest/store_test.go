@@ -3,12 +3,15 @@
 package digest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // fakeClock returns a store whose clock advances one second per call.
@@ -163,5 +166,19 @@ func TestHistBuckets(t *testing.T) {
 	}
 	if histIndex(-5) != 0 || histIndex(math.MaxInt64) != histLen-1 {
 		t.Fatal("out-of-range durations are not clamped to the end buckets")
+	}
+}
+
+func TestStoreTruncatesLongText(t *testing.T) {
+	s := NewStore(0)
+	long := "select " + strings.Repeat("größe, ", 2000) + "1"
+	s.Observe("p", "r", long, time.Millisecond, 0, "")
+	shapes, _ := s.Snapshot()
+	q := shapes[0].Query
+	if !shapes[0].Truncated || len(q) > MaxTextBytes || len(q) < MaxTextBytes-4 || !utf8.ValidString(q) {
+		t.Errorf("truncated=%v, %d bytes, valid UTF-8 %v", shapes[0].Truncated, len(q), utf8.ValidString(q))
+	}
+	if shapes[0].Fingerprint != fmt.Sprintf("%016x", Fingerprint(long)) {
+		t.Error("the fingerprint does not cover the whole text")
 	}
 }

@@ -1,0 +1,124 @@
+package pool_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/pool"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func newPool(t *testing.T, cfg pool.Config) (*pool.Pool, *pgtest.Cluster) {
+	c := pgtest.Shared(t)
+	connect, err := pool.URLConnector(c.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pool.New("postgres", "postgres", cfg, connect, nil)
+	t.Cleanup(p.Close)
+	return p, c
+}
+
+func TestAcquireReleaseTimeout(t *testing.T) {
+	p, _ := newPool(t, pool.Config{Size: 2, AcquireTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	a, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.PID == 0 || a.PID == b.PID || a.Params["server_version"] == "" {
+		t.Fatalf("connections: %d %d %v", a.PID, b.PID, a.Params)
+	}
+	t0 := time.Now()
+	_, err = p.Acquire(ctx)
+	if !errors.Is(err, pool.ErrTimeout) || !strings.Contains(err.Error(), "within 200ms for pool postgres/postgres") {
+		t.Fatalf("full pool: %v", err)
+	}
+	if d := time.Since(t0); d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("waited %s", d)
+	}
+	if st := p.Stat(); st.Active != 2 || st.Idle != 0 || st.Size != 2 {
+		t.Errorf("stat: %+v", st)
+	}
+	// A waiter gets the connection released to it.
+	got := make(chan *pool.Conn)
+	go func() {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	time.Sleep(50 * time.Millisecond)
+	p.Release(a)
+	if c := <-got; c.PID != a.PID {
+		t.Errorf("waiter got %d, want %d", c.PID, a.PID)
+	}
+	if st, err := b.Exec(ctx, "select 1"); err != nil || st != 'I' {
+		t.Fatalf("exec: %c %v", st, err)
+	}
+	if _, err := b.Exec(ctx, "select 1/0"); err == nil || !strings.Contains(err.Error(), "22012") {
+		t.Fatalf("exec error: %v", err)
+	}
+	p.Reset(ctx, b)
+	if st := p.Stat(); st.Idle != 1 {
+		t.Errorf("after reset: %+v", st)
+	}
+}
+
+// A server connection that died while idle is replaced on checkout.
+func TestHealthCheck(t *testing.T) {
+	p, c := newPool(t, pool.Config{Size: 1, HealthCheckAfter: time.Millisecond})
+	ctx := context.Background()
+	a, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := a.PID
+	p.Release(a)
+	admin, err := pgx.Connect(ctx, c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", int(pid)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.PID == pid {
+		t.Fatal("got the dead connection back")
+	}
+	if _, err := b.Exec(ctx, "select 1"); err != nil {
+		t.Fatal(err)
+	}
+	p.Release(b)
+}
+
+func TestMinIdleAndResize(t *testing.T) {
+	p, _ := newPool(t, pool.Config{Size: 3, MinIdle: 2})
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stat().Idle < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := p.Stat(); st.Idle != 2 {
+		t.Fatalf("min idle: %+v", st)
+	}
+	p.SetConfig(pool.Config{Size: 1})
+	if st := p.Stat(); st.Idle > 1 || st.Size != 1 {
+		t.Fatalf("after shrinking: %+v", st)
+	}
+}

@@ -1,0 +1,124 @@
+package proxy_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// Batches (pgx pipelines them) with an error in the middle, in every exec
+// mode: results before the error arrive, the rest of the batch fails as
+// PostgreSQL does, and the connection stays usable.
+func TestBatchWithError(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 2})
+			conn := connect(t, r.url("postgres"))
+			ctx := context.Background()
+			for _, em := range execModes {
+				b := &pgx.Batch{}
+				b.Queue("select $1::int + 1", 1)
+				b.Queue("select 'two'::text")
+				b.Queue("select 1/$1::int", 0)
+				b.Queue("select $1::int", 4)
+				br := conn.SendBatch(ctx, b)
+				var n int
+				var s string
+				if err := br.QueryRow().Scan(&n); err != nil || n != 2 {
+					t.Fatalf("%v: first: %d %v", em, n, err)
+				}
+				if err := br.QueryRow().Scan(&s); err != nil || s != "two" {
+					t.Fatalf("%v: second: %q %v", em, s, err)
+				}
+				if err := br.QueryRow().Scan(&n); err == nil || !strings.Contains(err.Error(), "22012") {
+					t.Fatalf("%v: third: %v", em, err)
+				}
+				br.Close()
+				if err := conn.QueryRow(ctx, "select $1::int * 3", 3).Scan(&n); err != nil || n != 9 {
+					t.Fatalf("%v: after batch: %d %v", em, n, err)
+				}
+			}
+		})
+	}
+}
+
+// A raw pgconn pipeline: prepare on one Sync, use in later ones, an
+// error between, a standalone Describe of a named statement.
+func TestPipelineRaw(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2})
+	conn := connect(t, r.url("postgres"))
+	pc := conn.PgConn()
+	ctx := context.Background()
+	p := pc.StartPipeline(ctx)
+	p.SendPrepare("s1", "select $1::int * 10", nil)
+	p.SendQueryPrepared("s1", [][]byte{[]byte("4")}, nil, nil)
+	p.Sync()
+	p.SendQueryParams("select 1/0", nil, nil, nil, nil)
+	p.SendQueryPrepared("s1", [][]byte{[]byte("5")}, nil, nil) // skipped after the error
+	p.Sync()
+	p.SendQueryPrepared("s1", [][]byte{[]byte("6")}, nil, nil)
+	p.SendDeallocate("s1")
+	p.Sync()
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		res, err := p.GetResults()
+		if err != nil {
+			got = append(got, "err:"+err.Error())
+			continue
+		}
+		if res == nil {
+			break
+		}
+		switch v := res.(type) {
+		case *pgconn.StatementDescription:
+			got = append(got, "prepared")
+		case *pgconn.ResultReader:
+			rr := v.Read()
+			if rr.Err != nil {
+				got = append(got, "err:"+rr.Err.Error())
+			} else if len(rr.Rows) > 0 {
+				got = append(got, string(rr.Rows[0][0]))
+			}
+		case *pgconn.PipelineSync:
+			got = append(got, "sync")
+		case *pgconn.CloseComplete:
+			got = append(got, "closed")
+		}
+		if len(got) > 20 {
+			break
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(got, " ")
+	if !strings.HasPrefix(text, "prepared 40 sync err:") || !strings.Contains(text, "22012") || !strings.HasSuffix(text, "sync 60 closed sync") {
+		t.Fatalf("pipeline results: %s", text)
+	}
+	// Describe of a statement prepared earlier, now maybe on another server.
+	if _, err := pc.Prepare(ctx, "s2", "select $1::text || 'x'", nil); err != nil {
+		t.Fatal(err)
+	}
+	other := connect(t, r.url("postgres"))
+	tx, _ := other.Begin(ctx) // hold one server so s2 may move
+	tx.Exec(ctx, "select 1")
+	defer tx.Rollback(ctx)
+	sd, err := pc.Prepare(ctx, "s2", "select $1::text || 'x'", nil)
+	if err != nil || len(sd.ParamOIDs) != 1 {
+		t.Fatalf("re-prepare/describe: %v %v", sd, err)
+	}
+	res := pc.ExecPrepared(ctx, "s2", [][]byte{[]byte("a")}, nil, nil).Read()
+	if res.Err != nil || string(res.Rows[0][0]) != "ax" {
+		t.Fatalf("exec s2: %v", res.Err)
+	}
+}

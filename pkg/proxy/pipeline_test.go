@@ -122,3 +122,25 @@ func TestPipelineRaw(t *testing.T) {
 		t.Fatalf("exec s2: %v", res.Err)
 	}
 }
+
+// A tiny per-server LRU: statements are evicted (closed on the server)
+// and parsed again on demand.
+func TestPreparedEviction(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, lru: 3})
+	conn := connect(t, r.url("postgres"))
+	ctx := context.Background()
+	for round := range 3 {
+		for i := range 8 {
+			var n int
+			q := "select $1::int + " + strings.Repeat("0 + ", i) + "0"
+			if err := conn.QueryRow(ctx, q, i).Scan(&n); err != nil || n != i {
+				t.Fatalf("round %d query %d: %d %v", round, i, n, err)
+			}
+		}
+	}
+	var count int
+	if err := conn.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'qpr_%'", pgx.QueryExecModeSimpleProtocol).Scan(&count); err != nil || count > 3 {
+		t.Fatalf("server holds %d renamed statements (max 3): %v", count, err)
+	}
+}

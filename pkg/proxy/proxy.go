@@ -84,6 +84,10 @@ type Options struct {
 	OnQuery func(QueryEvent)
 	// OnAcquire is called after each server acquire with the wait.
 	OnAcquire func(pool string, wait time.Duration)
+	// OnCacheOp is called with "hit", "miss" or "evict" for the
+	// per-server prepared-statement LRU (transaction mode), with the
+	// session's lock held: keep it fast.
+	OnCacheOp func(op string)
 	// OnClient is called with true when an authenticated client starts
 	// its session and with false when it ends.
 	OnClient func(connected bool)

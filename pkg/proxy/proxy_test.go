@@ -39,6 +39,7 @@ type cfg struct {
 	size    int
 	timeout time.Duration
 	events  bool
+	lru     int
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -62,7 +63,8 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 		Auth: &pgwire.ServerConfig{Credentials: func(user, db string) (pgwire.Credential, error) {
 			return pgwire.Credential{Method: pgwire.AuthTrust}, nil
 		}},
-		Log: log,
+		Log:               log,
+		PreparedPerServer: o.lru,
 	}
 	if o.events {
 		r.events = make(chan proxy.QueryEvent, 10000)

@@ -597,9 +597,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		st := newStmt(name, query, params)
 		s.stmts[name] = st
 		if _, ok := s.sst.stmts.Get(st.server); ok {
+			s.cacheOp("hit")
 			s.queue = append(s.queue, entry{kind: kClose, action: asParseComplete})
 			return appendClose(out, 'S', dummyClose), nil
 		}
+		s.cacheOp("miss")
 		out = s.makeRoom(out)
 		s.sst.stmts.Add(st.server, struct{}{})
 		s.queue = append(s.queue, entry{kind: kParse, stmt: st})
@@ -677,12 +679,20 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 // swallowed.
 func (s *session) ensure(out []byte, st *stmt) []byte {
 	if _, ok := s.sst.stmts.Get(st.server); ok {
+		s.cacheOp("hit")
 		return out
 	}
+	s.cacheOp("miss")
 	out = s.makeRoom(out)
 	s.sst.stmts.Add(st.server, struct{}{})
 	s.queue = append(s.queue, entry{kind: kParse, action: swallow, stmt: st})
 	return appendParse(out, st.server, st.query, st.params)
+}
+
+func (s *session) cacheOp(op string) {
+	if s.p.opts.OnCacheOp != nil {
+		s.p.opts.OnCacheOp(op)
+	}
 }
 
 // makeRoom closes the least recently used statements beyond the bound.
@@ -692,6 +702,7 @@ func (s *session) makeRoom(out []byte) []byte {
 		if !ok {
 			break
 		}
+		s.cacheOp("evict")
 		s.queue = append(s.queue, entry{kind: kClose, action: swallow, evict: name})
 		out = appendClose(out, 'S', name)
 	}

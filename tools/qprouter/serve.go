@@ -130,7 +130,11 @@ func serve(ctx context.Context, c *cli, args []string, stderr io.Writer, hup <-c
 		opts.OnQuery = func(e proxy.QueryEvent) {
 			adm.ObserveQuery(e.Pool, "primary", e.SQL, e.Duration, e.Rows, e.SQLState)
 		}
-		opts.OnAcquire = adm.ObserveAcquire
+		opts.OnAcquire = func(pool string, wait time.Duration) {
+			adm.ObserveAcquire(pool, wait)
+			adm.RoutingDecision(pool, "primary")
+		}
+		opts.OnCacheOp = adm.CacheOp
 		opts.OnClient = func(connected bool) {
 			if connected {
 				adm.ClientConnected()

@@ -218,3 +218,45 @@ func TestQueryEvents(t *testing.T) {
 		}
 	}
 }
+
+// Server connections are reused across clients in both modes: a client
+// leaving returns its server (reset in session mode), it is not closed.
+func TestServersReused(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 4})
+			ctx := context.Background()
+			pids := map[int]bool{}
+			for i := range 6 {
+				conn := connect(t, r.url("postgres"))
+				var pid int
+				if err := conn.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
+					t.Fatal(err)
+				}
+				if i%2 == 0 {
+					conn.Exec(ctx, "set work_mem = '5MB'")
+					conn.Exec(ctx, "listen somewhere") // pins in transaction mode
+				}
+				pids[pid] = true
+				conn.Close(ctx)
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(pids) != 1 {
+				t.Errorf("%d server connections used for 6 sequential clients", len(pids))
+			}
+			st := r.Pools()
+			if len(st) != 1 || st[0].Idle != 1 || st[0].Active != 0 {
+				t.Errorf("pools: %+v", st)
+			}
+			// The reset dropped the listener and the setting.
+			conn := connect(t, r.url("postgres"))
+			var wm string
+			var listening int
+			conn.QueryRow(ctx, "select current_setting('work_mem'), (select count(*) from pg_listening_channels())").Scan(&wm, &listening)
+			if wm != "4MB" || listening != 0 {
+				t.Errorf("state leaked to the next client: work_mem %s, %d channels", wm, listening)
+			}
+		})
+	}
+}

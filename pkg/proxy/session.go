@@ -58,7 +58,8 @@ type stmt struct {
 	client string // the client's name
 	server string // qpr_<hash>
 	query  string
-	params []byte // the parameter-type section of Parse, as sent
+	params []byte  // the parameter-type section of Parse, as sent
+	ops    []varOp // settings the statement changes (transaction mode)
 }
 
 // serverState is what the proxy knows about a server connection.
@@ -89,28 +90,29 @@ type session struct {
 	// the server must not go to another client until it has.
 	wmu sync.Mutex
 
-	mu        sync.Mutex
-	srv       *pool.Conn
-	sst       *serverState
-	queue     []entry
-	skipping  bool // the server skips to Sync after an error
-	pinned    bool
-	txStatus  byte
-	waiting   bool
-	ending    bool
-	stopClean bool          // the server goroutine stopped on a message boundary
-	done      chan struct{} // closed when the current server goroutine ends
-	stmts     map[string]*stmt
-	unnamed   string
-	portals   map[string]portal
-	vars      vars
-	pending   []varOp // changes waiting for their transaction to end
-	failed    bool    // an error since the last ReadyForQuery
-	lastCmd   string
-	view      map[string]string // parameter values as the client knows them
-	out       []byte
-	dirty     *pool.Conn // written to, not yet flushed (client goroutine only)
-	answered  bool       // local answered a message since the last Sync (client goroutine only)
+	mu         sync.Mutex
+	srv        *pool.Conn
+	sst        *serverState
+	queue      []entry
+	skipping   bool // the server skips to Sync after an error
+	pinned     bool
+	txStatus   byte
+	waiting    bool
+	ending     bool
+	stopClean  bool          // the server goroutine stopped on a message boundary
+	done       chan struct{} // closed when the current server goroutine ends
+	stmts      map[string]*stmt
+	unnamed    string
+	unnamedOps []varOp
+	portals    map[string]portal
+	vars       vars
+	pending    []varOp // changes waiting for their transaction to end
+	failed     bool    // an error since the last ReadyForQuery
+	lastCmd    string
+	view       map[string]string // parameter values as the client knows them
+	out        []byte
+	dirty      *pool.Conn // written to, not yet flushed (client goroutine only)
+	answered   bool       // local answered a message since the last Sync (client goroutine only)
 	// clientCopying is set from CopyInResponse until the client's
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
@@ -120,6 +122,7 @@ type session struct {
 type portal struct {
 	sql   string
 	named bool
+	ops   []varOp // settings its statement changes
 }
 
 func newSession(p *Proxy, cl *pgwire.Client) *session {
@@ -479,6 +482,7 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 		}
 		<-s.done // the last server goroutine has finished writing to the client
 		st := newStmt(name, query, params)
+		st.ops = varOps(query)
 		s.mu.Lock()
 		s.stmts[name] = st
 		if pins(query) {
@@ -586,6 +590,10 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		}
 		if name == "" {
 			s.unnamed = query
+			s.unnamedOps = nil
+			if s.rename {
+				s.unnamedOps = varOps(query)
+			}
 		}
 		if s.rename && pins(query) {
 			s.pinned = true
@@ -595,6 +603,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return append(out, raw...), nil
 		}
 		st := newStmt(name, query, params)
+		st.ops = varOps(query)
 		s.stmts[name] = st
 		if _, ok := s.sst.stmts.Get(st.server); ok {
 			s.cacheOp("hit")
@@ -617,9 +626,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		}
 		st := s.stmts[name]
 		if name == "" {
-			s.portals[portalName] = portal{sql: s.unnamed}
+			s.portals[portalName] = portal{sql: s.unnamed, ops: s.unnamedOps}
 		} else if st != nil {
-			s.portals[portalName] = portal{sql: st.query, named: true}
+			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
 		}
 		if !s.rename || name == "" || st == nil {
 			s.queue = append(s.queue, entry{kind: kBind})
@@ -650,6 +659,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		pt := s.portals[name]
+		if len(pt.ops) > 0 {
+			s.pending = append(s.pending, pt.ops...)
+		}
 		s.queue = append(s.queue, entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now})
 		return append(out, raw...), nil
 	case 'C':

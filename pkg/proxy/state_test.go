@@ -260,3 +260,27 @@ func TestServersReused(t *testing.T) {
 		})
 	}
 }
+
+// A SET sent through the extended protocol is replayed too.
+func TestSettingsReplayExtended(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2})
+	ctx := context.Background()
+	a := connect(t, r.url("postgres"))
+	b := connect(t, r.url("postgres"))
+	if _, err := a.Exec(ctx, "set search_path = pg_catalog", pgx.QueryExecModeExec); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		tx, _ := b.Begin(ctx) // hold a server so a moves between the two
+		tx.Exec(ctx, "select 1")
+		var v string
+		if err := a.QueryRow(ctx, "select current_setting('search_path')").Scan(&v); err != nil || v != "pg_catalog" {
+			t.Fatalf("round %d: %q %v", i, v, err)
+		}
+		tx.Rollback(ctx)
+		if err := a.QueryRow(ctx, "select current_setting('search_path')").Scan(&v); err != nil || v != "pg_catalog" {
+			t.Fatalf("round %d: %q %v", i, v, err)
+		}
+	}
+}

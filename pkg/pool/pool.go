@@ -62,6 +62,10 @@ func URLConnector(serverURL string, password func(user string) string) (Connecto
 	if err != nil {
 		return nil, fmt.Errorf("pool: server url: %w", err)
 	}
+	return connectorFor(base, password), nil
+}
+
+func connectorFor(base *pgconn.Config, password func(user string) string) Connector {
 	return func(ctx context.Context, database, user string) (*pgconn.PgConn, error) {
 		cfg := base.Copy()
 		cfg.Database = database
@@ -72,7 +76,7 @@ func URLConnector(serverURL string, password func(user string) string) (Connecto
 			}
 		}
 		return pgconn.ConnectConfig(ctx, cfg)
-	}, nil
+	}
 }
 
 // ErrTimeout is returned by Acquire when no connection came in time; the

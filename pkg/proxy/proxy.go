@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/route"
 )
 
@@ -88,6 +89,9 @@ type Options struct {
 	// per-server prepared-statement LRU (transaction mode), with the
 	// session's lock held: keep it fast.
 	OnCacheOp func(op string)
+	// OnClientBytes is called with the bytes of every read from (in true)
+	// and write to (in false) a client connection, TLS included.
+	OnClientBytes func(in bool, n int)
 	// OnClient is called with true when an authenticated client starts
 	// its session and with false when it ends.
 	OnClient func(connected bool)
@@ -177,6 +181,9 @@ func (p *Proxy) Serve(ln net.Listener) error {
 
 func (p *Proxy) serveConn(conn net.Conn) {
 	defer conn.Close()
+	if f := p.opts.OnClientBytes; f != nil {
+		conn = pool.CountConn(conn, func(n int) { f(true, n) }, func(n int) { f(false, n) })
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Warn("proxy: client handler panicked", "addr", conn.RemoteAddr().String(), "panic", r)

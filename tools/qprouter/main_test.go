@@ -176,7 +176,7 @@ func TestServeReloadDrain(t *testing.T) {
 	var mb bytes.Buffer
 	mb.ReadFrom(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(mb.String(), "sqp_query_duration_seconds_count") || !strings.Contains(mb.String(), "sqp_pool_acquire_duration_seconds") {
+	if !strings.Contains(mb.String(), "sqp_query_duration_seconds_count") || !strings.Contains(mb.String(), "sqp_pool_acquire_duration_seconds") || !strings.Contains(mb.String(), `sqp_bytes_total{direction="from_server"}`) || !strings.Contains(mb.String(), `sqp_bytes_total{direction="to_client"}`) {
 		t.Errorf("metrics: %.300s", mb.String())
 	}
 

@@ -75,15 +75,37 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
+// newAdmin builds the admin server over the proxy *pp will hold.
+func newAdmin(pp **proxy.Proxy) *admin.Server {
+	return admin.New(admin.Options{
+		Pools:   func() []admin.PoolStat { return poolStats(*pp) },
+		Clients: func() []admin.ClientStat { return clientStats(*pp) },
+		Pause:   func(_ context.Context, name string) error { return pauseAll(*pp, name, true) },
+		Resume:  func(_ context.Context, name string) error { return pauseAll(*pp, name, false) },
+		Reload:  func(context.Context) error { return (*pp).Reload() },
+	})
+}
+
 // serve runs qprouter until ctx ends, then drains.
 func serve(ctx context.Context, c *cli, args []string, stderr io.Writer, hup <-chan os.Signal, ready func(string)) error {
+	var p *proxy.Proxy
 	log := newLogger(stderr, c.LogLevel)
 	users, err := loadUsers(c)
 	if err != nil {
 		return err
 	}
 	st := &settings{cli: c, users: users}
-	connect, err := pool.URLConnector(c.ServerURL, st.serverPassword)
+	var adm *admin.Server
+	if c.Admin != "" {
+		adm = newAdmin(&p)
+	}
+	var connect pool.Connector
+	if adm != nil {
+		connect, err = pool.CountingConnector(c.ServerURL, st.serverPassword,
+			func(n int) { adm.AddBytes(admin.FromServer, n) }, func(n int) { adm.AddBytes(admin.ToServer, n) })
+	} else {
+		connect, err = pool.URLConnector(c.ServerURL, st.serverPassword)
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -108,8 +130,6 @@ func serve(ctx context.Context, c *cli, args []string, stderr io.Writer, hup <-c
 		return nil
 	}
 
-	var adm *admin.Server
-	var p *proxy.Proxy
 	opts := proxy.Options{
 		Mode:              c.mode(),
 		Pools:             pools,
@@ -119,14 +139,14 @@ func serve(ctx context.Context, c *cli, args []string, stderr io.Writer, hup <-c
 		Log:               log,
 		Reload:            reload,
 	}
-	if c.Admin != "" {
-		adm = admin.New(admin.Options{
-			Pools:   func() []admin.PoolStat { return poolStats(p) },
-			Clients: func() []admin.ClientStat { return clientStats(p) },
-			Pause:   func(_ context.Context, name string) error { return pauseAll(p, name, true) },
-			Resume:  func(_ context.Context, name string) error { return pauseAll(p, name, false) },
-			Reload:  func(context.Context) error { return p.Reload() },
-		})
+	if adm != nil {
+		opts.OnClientBytes = func(in bool, n int) {
+			if in {
+				adm.AddBytes(admin.FromClient, n)
+			} else {
+				adm.AddBytes(admin.ToClient, n)
+			}
+		}
 		opts.OnQuery = func(e proxy.QueryEvent) {
 			adm.ObserveQuery(e.Pool, "primary", e.SQL, e.Duration, e.Rows, e.SQLState)
 		}

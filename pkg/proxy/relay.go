@@ -3,10 +3,12 @@
 package proxy
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -69,7 +71,7 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 				return
 			}
 			if _, err := io.CopyN(s.cw, srv.R, int64(size)); err != nil {
-				if isClientErr(err, srv) {
+				if isClientErr(err) {
 					s.clientFailed(srv)
 				} else {
 					s.serverFailed(srv, "qprouter: server connection lost")
@@ -140,7 +142,8 @@ func (p *Proxy) isDraining() bool {
 	return p.draining
 }
 
-func isClientErr(err error, srv *pool.Conn) bool {
+// isClientErr tells a failed write (to the client) from a failed read.
+func isClientErr(err error) bool {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "write" {
 		return true
@@ -237,7 +240,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 	case 'E':
 		code := errorCode(body)
 		s.failed = true
-		s.p.log.Debug("proxy: server error", "client", s.addr, "pid", srv.PID, "code", code, "msg", pool.ParseError(body).Message, "head", head)
+		if s.p.log.Enabled(context.Background(), slog.LevelDebug) {
+			s.p.log.Debug("proxy: server error", "client", s.addr, "pid", srv.PID, "code", code, "msg", pool.ParseError(body).Message)
+		}
 		if head == nil {
 			break // an asynchronous error (FATAL at shutdown); the server closes next
 		}

@@ -272,7 +272,7 @@ func (s *session) welcome() error {
 		pl.Release(srv)
 		return nil
 	}
-	s.attach(srv, nil)
+	s.attach(srv)
 	return nil
 }
 
@@ -343,7 +343,7 @@ func (s *session) syncServer(srv *pool.Conn) error {
 
 // attach makes srv the session's server and starts its goroutine, which
 // first sends the ParameterStatus changes the client has not seen.
-func (s *session) attach(srv *pool.Conn, _ []byte) {
+func (s *session) attach(srv *pool.Conn) {
 	var initial []byte
 	for k, v := range srv.Params {
 		if s.view[k] != v {
@@ -362,8 +362,8 @@ func (s *session) attach(srv *pool.Conn, _ []byte) {
 	go s.serverLoop(srv, prev, done, initial)
 }
 
-// server returns the session's server with the lock held, acquiring one
-// when it has none.
+// lockServer returns the session's server with s.mu held, acquiring one
+// (transaction mode) when it has none.
 func (s *session) lockServer(sql string) (*pool.Conn, error) {
 	for {
 		s.mu.Lock()
@@ -391,7 +391,7 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 			pl.Discard(srv)
 			return nil, &clientError{"08006", "qprouter: " + err.Error()}
 		}
-		s.attach(srv, nil)
+		s.attach(srv)
 	}
 }
 

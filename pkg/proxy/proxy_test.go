@@ -35,11 +35,12 @@ func (r *running) url(db string) string {
 }
 
 type cfg struct {
-	mode    proxy.Mode
-	size    int
-	timeout time.Duration
-	events  bool
-	lru     int
+	mode       proxy.Mode
+	size       int
+	timeout    time.Duration
+	events     bool
+	lru        int
+	maxClients int
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -65,6 +66,7 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 		}},
 		Log:               log,
 		PreparedPerServer: o.lru,
+		MaxClients:        o.maxClients,
 	}
 	if o.events {
 		r.events = make(chan proxy.QueryEvent, 10000)
@@ -107,6 +109,10 @@ func connect(t testing.TB, url string) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
+
+func pgxConnect(ctx context.Context, url string) (*pgx.Conn, error) { return pgx.Connect(ctx, url) }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 var modes = []proxy.Mode{proxy.Session, proxy.Transaction}
 

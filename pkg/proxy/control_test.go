@@ -1,0 +1,98 @@
+package proxy_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+func TestPauseResume(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, timeout: 10 * time.Second})
+	conn := connect(t, r.url("postgres"))
+	ctx := context.Background()
+	r.Pause()
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Exec(ctx, "select 1")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("query ran while paused: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	waiting := false
+	for _, cs := range r.Clients() {
+		waiting = waiting || cs.State == "waiting"
+	}
+	if !waiting {
+		t.Errorf("no client shown waiting: %+v", r.Clients())
+	}
+	r.Resume()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Shutdown closes idle clients at once and lets a transaction finish.
+func TestShutdownDrains(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 2})
+			ctx := context.Background()
+			idle := connect(t, r.url("postgres"))
+			busy := connect(t, r.url("postgres"))
+			tx, err := busy.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.Exec(ctx, "select 1")
+			down := make(chan error, 1)
+			go func() {
+				sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				down <- r.Shutdown(sctx)
+			}()
+			time.Sleep(150 * time.Millisecond)
+			if _, err := idle.Exec(ctx, "select 1"); err == nil {
+				t.Error("idle client still served during shutdown")
+			}
+			if _, err := tx.Exec(ctx, "select 2"); err != nil {
+				t.Fatalf("transaction cut by shutdown: %v", err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatalf("commit: %v", err)
+			}
+			select {
+			case err := <-down:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("shutdown did not finish after the transaction")
+			}
+		})
+	}
+}
+
+func TestMaxClients(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, maxClients: 2})
+	connect(t, r.url("postgres"))
+	connect(t, r.url("postgres"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgxConnect(ctx, r.url("postgres"))
+	if err == nil {
+		conn.Close(ctx)
+		t.Fatal("third client accepted with max 2")
+	}
+	if want := "53300"; !contains(err.Error(), want) {
+		t.Fatalf("third client: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,7 +20,47 @@ import (
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv("QPROUTER_TEST_MAIN") == "1" { // the process TestSignals starts
+		os.Args = append([]string{"qprouter"}, strings.Fields(os.Getenv("QPROUTER_TEST_ARGS"))...)
+		main()
+		return
+	}
+	pgtest.Main(m)
+}
+
+// The real main's signal wiring: SIGHUP reloads, SIGTERM drains and exits 0.
+func TestSignals(t *testing.T) {
+	var logs syncBuf
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "QPROUTER_TEST_MAIN=1",
+		"QPROUTER_TEST_ARGS=--server-url postgres://nobody@127.0.0.1:1/x --listen 127.0.0.1:0")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logs.String(), what) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("no %q in:\n%s", what, logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("qprouter listening")
+	cmd.Process.Signal(syscall.SIGHUP)
+	waitFor("reloaded")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), "stopped") {
+		t.Errorf("no drain: %s", logs.String())
+	}
+}
 
 // syncBuf is a goroutine-safe log sink.
 type syncBuf struct {

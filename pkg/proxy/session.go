@@ -13,6 +13,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,7 +155,63 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		}
 		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
 	}
+	for k, v := range optionSettings(cl.Startup.Params["options"]) {
+		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
+	}
 	return s
+}
+
+// optionSettings reads the "-c name=value" and "--name=value" settings of
+// the options startup parameter (words split on spaces, a backslash
+// escaping the next character, as PostgreSQL does).
+func optionSettings(options string) map[string]string {
+	if options == "" {
+		return nil
+	}
+	var words []string
+	var b strings.Builder
+	esc, in := false, false
+	for i := 0; i < len(options); i++ {
+		ch := options[i]
+		switch {
+		case esc:
+			b.WriteByte(ch)
+			esc, in = false, true
+		case ch == '\\':
+			esc, in = true, true
+		case ch == ' ' || ch == '\t':
+			if in {
+				words = append(words, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteByte(ch)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, b.String())
+	}
+	out := make(map[string]string)
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "-c" && i+1 < len(words):
+			i++
+			w = words[i]
+		case strings.HasPrefix(w, "-c"):
+			w = w[2:]
+		case strings.HasPrefix(w, "--"):
+			w = w[2:]
+		default:
+			continue
+		}
+		if name, value, ok := strings.Cut(w, "="); ok && name != "" {
+			out[strings.ToLower(strings.ReplaceAll(name, "-", "_"))] = value
+		}
+	}
+	return out
 }
 
 func (s *session) stat() ClientStat {

@@ -284,3 +284,21 @@ func TestSettingsReplayExtended(t *testing.T) {
 		}
 	}
 }
+
+// The options startup parameter's -c settings apply in both modes.
+func TestStartupOptions(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 2})
+			conn := connect(t, r.url("postgres")+"&options=-c%20work_mem%3D7MB%20--statement-timeout%3D8s")
+			var wm, st string
+			if err := conn.QueryRow(context.Background(), "select current_setting('work_mem'), current_setting('statement_timeout')").Scan(&wm, &st); err != nil {
+				t.Fatal(err)
+			}
+			if wm != "7MB" || st != "8s" {
+				t.Errorf("work_mem %s, statement_timeout %s", wm, st)
+			}
+		})
+	}
+}

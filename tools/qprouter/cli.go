@@ -44,6 +44,9 @@ type cli struct {
 	HealthCheck     time.Duration   `name:"health-check-after" help:"Check a server connection idle this long before handing it out." default:"30s" env:"QPROUTER_HEALTH_CHECK_AFTER"`
 	ResetQuery      string          `help:"Run on a server connection when a session-mode (or pinned) client leaves." default:"DISCARD ALL" env:"QPROUTER_RESET_QUERY"`
 	AuthFile        string          `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." placeholder:"FILE" env:"QPROUTER_AUTH_FILE"`
+	TLSCert         string          `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key); without it SSLRequest is answered 'N'." placeholder:"FILE" env:"QPROUTER_TLS_CERT"`
+	TLSKey          string          `name:"tls-key" help:"PEM private key of --tls-cert." placeholder:"FILE" env:"QPROUTER_TLS_KEY"`
+	RequireTLS      bool            `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`
 	Prepared        int             `name:"prepared-per-server" help:"Renamed prepared statements kept per server connection (transaction mode)." default:"256" env:"QPROUTER_PREPARED_PER_SERVER"`
 	Admin           string          `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
 	ShutdownTimeout time.Duration   `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
@@ -73,6 +76,12 @@ func (c *cli) check() error {
 	}
 	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheck <= 0 {
 		return usageError{errors.New("timeouts must be positive")}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return usageError{errors.New("--tls-cert and --tls-key go together")}
+	}
+	if c.RequireTLS && c.TLSCert == "" {
+		return usageError{errors.New("--require-tls needs --tls-cert and --tls-key")}
 	}
 	if c.Prepared < 1 {
 		return usageError{fmt.Errorf("--prepared-per-server %d: want at least 1", c.Prepared)}

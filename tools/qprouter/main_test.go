@@ -3,8 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -244,6 +251,54 @@ func TestServeReloadDrain(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("did not exit after drain")
+	}
+}
+
+// TLS with a self-signed certificate, required.
+func TestTLS(t *testing.T) {
+	c := pgtest.Shared(t)
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	write(t, filepath.Join(dir, "cert.pem"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	write(t, filepath.Join(dir, "key.pem"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})))
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrc := make(chan string, 1)
+	codec := make(chan int, 1)
+	var logs syncBuf
+	go func() {
+		codec <- run(ctx, []string{"--server-url", c.URL(), "--listen", "127.0.0.1:0", "--require-tls",
+			"--tls-cert", filepath.Join(dir, "cert.pem"), "--tls-key", filepath.Join(dir, "key.pem")}, &logs, &logs, nil, func(a string) { addrc <- a })
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-codec:
+		t.Fatalf("exited %d: %s", code, logs.String())
+	}
+	bg := context.Background()
+	conn, err := pgx.Connect(bg, "postgres://postgres@"+addr+"/postgres?sslmode=require")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRow(bg, "select 3").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("over TLS: %v", err)
+	}
+	conn.Close(bg)
+	if _, err := pgx.Connect(bg, "postgres://postgres@"+addr+"/postgres?sslmode=disable"); err == nil {
+		t.Error("plaintext accepted with --require-tls")
+	}
+	stop()
+	if code := <-codec; code != exitOK {
+		t.Fatalf("exit %d", code)
 	}
 }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -130,10 +131,18 @@ func serve(ctx context.Context, c *cli, args []string, stderr io.Writer, hup <-c
 		return nil
 	}
 
+	auth := &pgwire.ServerConfig{Credentials: st.credential, RequireTLS: c.RequireTLS}
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return usageError{fmt.Errorf("tls: %w", err)}
+		}
+		auth.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	opts := proxy.Options{
 		Mode:              c.mode(),
 		Pools:             pools,
-		Auth:              &pgwire.ServerConfig{Credentials: st.credential},
+		Auth:              auth,
 		MaxClients:        c.MaxClients,
 		PreparedPerServer: c.Prepared,
 		Log:               log,

@@ -4,7 +4,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="$REPO/bin"
 
 # Tools that must build without cgo (CGO_ENABLED=0).
-PURE_TOOLS="tpchgen pgsandbox perfstat perfhtml"
+PURE_TOOLS="tpchgen pgsandbox perfstat perfhtml qprouter"
 
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 say() { echo "$(basename "$0"): $*" >&2; }

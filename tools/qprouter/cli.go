@@ -3,20 +3,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/alecthomas/kong"
 
 	"github.com/qpkit/qpkit/pkg/cmdline"
-	"github.com/qpkit/qpkit/pkg/proxy"
+	"github.com/qpkit/qpkit/pkg/proxyserver"
 )
 
 // Exit codes.
@@ -30,27 +27,33 @@ const (
 // a key of the --config file (the flag name with dashes as underscores);
 // the command line wins over the environment, which wins over the file.
 type cli struct {
-	Config          kong.ConfigFlag `help:"TOML file with any of these settings (keys as flag names with underscores)." placeholder:"FILE" env:"QPROUTER_CONFIG"`
-	Listen          string          `help:"Address clients connect to." default:"127.0.0.1:6432" env:"QPROUTER_LISTEN"`
-	ServerURL       string          `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
-	PoolMode        string          `help:"session or transaction." default:"session" enum:"session,transaction" env:"QPROUTER_POOL_MODE"`
-	PoolSize        int             `help:"Server connections per (database, user) at most." default:"20" env:"QPROUTER_POOL_SIZE"`
-	MinIdle         int             `help:"Idle server connections kept open per pool." default:"0" env:"QPROUTER_MIN_IDLE"`
-	MaxClients      int             `help:"Client connections at once (0: no limit)." default:"0" env:"QPROUTER_MAX_CLIENTS"`
-	MaxPoolClients  int             `help:"Client connections per pool at once (0: no limit)." default:"0" env:"QPROUTER_MAX_POOL_CLIENTS"`
-	AcquireTimeout  time.Duration   `help:"How long a client waits for a server connection before 53300." default:"5s" env:"QPROUTER_ACQUIRE_TIMEOUT"`
-	IdleTimeout     time.Duration   `help:"Close server connections idle this long (above min-idle)." default:"10m" env:"QPROUTER_IDLE_TIMEOUT"`
-	MaxLifetime     time.Duration   `help:"Close server connections this old when they come back." default:"1h" env:"QPROUTER_MAX_LIFETIME"`
-	HealthCheck     time.Duration   `name:"health-check-after" help:"Check a server connection idle this long before handing it out." default:"30s" env:"QPROUTER_HEALTH_CHECK_AFTER"`
-	ResetQuery      string          `help:"Run on a server connection when a session-mode (or pinned) client leaves." default:"DISCARD ALL" env:"QPROUTER_RESET_QUERY"`
-	AuthFile        string          `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." placeholder:"FILE" env:"QPROUTER_AUTH_FILE"`
-	TLSCert         string          `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key); without it SSLRequest is answered 'N'." placeholder:"FILE" env:"QPROUTER_TLS_CERT"`
-	TLSKey          string          `name:"tls-key" help:"PEM private key of --tls-cert." placeholder:"FILE" env:"QPROUTER_TLS_KEY"`
-	RequireTLS      bool            `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`
-	Prepared        int             `name:"prepared-per-server" help:"Renamed prepared statements kept per server connection (transaction mode)." default:"256" env:"QPROUTER_PREPARED_PER_SERVER"`
-	Admin           string          `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
-	ShutdownTimeout time.Duration   `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
-	LogLevel        string          `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
+	Config   kong.ConfigFlag `help:"TOML file with any of these settings (keys as flag names with underscores)." placeholder:"FILE" env:"QPROUTER_CONFIG"`
+	Settings settings        `embed:""`
+}
+
+// settings are the flags of proxyserver.Config, field for field (the
+// conversion proxyserver.Config(c.Settings) keeps them in step).
+type settings struct {
+	Listen            string        `help:"Address clients connect to." default:"127.0.0.1:6432" env:"QPROUTER_LISTEN"`
+	ServerURL         string        `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
+	PoolMode          string        `help:"session or transaction." default:"session" enum:"session,transaction" env:"QPROUTER_POOL_MODE"`
+	PoolSize          int           `help:"Server connections per (database, user) at most." default:"20" env:"QPROUTER_POOL_SIZE"`
+	MinIdle           int           `help:"Idle server connections kept open per pool." default:"0" env:"QPROUTER_MIN_IDLE"`
+	MaxClients        int           `help:"Client connections at once (0: no limit)." default:"0" env:"QPROUTER_MAX_CLIENTS"`
+	MaxPoolClients    int           `help:"Client connections per pool at once (0: no limit)." default:"0" env:"QPROUTER_MAX_POOL_CLIENTS"`
+	AcquireTimeout    time.Duration `help:"How long a client waits for a server connection before 53300." default:"5s" env:"QPROUTER_ACQUIRE_TIMEOUT"`
+	IdleTimeout       time.Duration `help:"Close server connections idle this long (above min-idle)." default:"10m" env:"QPROUTER_IDLE_TIMEOUT"`
+	MaxLifetime       time.Duration `help:"Close server connections this old when they come back." default:"1h" env:"QPROUTER_MAX_LIFETIME"`
+	HealthCheckAfter  time.Duration `name:"health-check-after" help:"Check a server connection idle this long before handing it out." default:"30s" env:"QPROUTER_HEALTH_CHECK_AFTER"`
+	ResetQuery        string        `help:"Run on a server connection when a session-mode (or pinned) client leaves." default:"DISCARD ALL" env:"QPROUTER_RESET_QUERY"`
+	AuthFile          string        `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." placeholder:"FILE" env:"QPROUTER_AUTH_FILE"`
+	TLSCert           string        `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key); without it SSLRequest is answered 'N'." placeholder:"FILE" env:"QPROUTER_TLS_CERT"`
+	TLSKey            string        `name:"tls-key" help:"PEM private key of --tls-cert." placeholder:"FILE" env:"QPROUTER_TLS_KEY"`
+	RequireTLS        bool          `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`
+	PreparedPerServer int           `name:"prepared-per-server" help:"Renamed prepared statements kept per server connection (transaction mode)." default:"256" env:"QPROUTER_PREPARED_PER_SERVER"`
+	Admin             string        `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
+	ShutdownTimeout   time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
+	LogLevel          string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
 }
 
 const description = `A PostgreSQL pooling proxy.
@@ -60,67 +63,19 @@ qprouter accepts PostgreSQL clients on --listen, authenticates them (from
 (database, user). SIGTERM drains and exits 0; SIGHUP reloads pool settings
 and the auth file. Exit codes: 0 ok, 1 could not serve, 2 bad usage.`
 
-// usageError is a problem with the settings; it exits 2.
-type usageError struct{ error }
-
-// check refuses bad settings before any work.
-func (c *cli) check() error {
-	if c.ServerURL == "" {
-		return usageError{errors.New("--server-url is required (or server_url in --config)")}
-	}
-	if c.PoolSize < 1 {
-		return usageError{fmt.Errorf("--pool-size %d: want at least 1", c.PoolSize)}
-	}
-	if c.MinIdle < 0 || c.MinIdle > c.PoolSize {
-		return usageError{fmt.Errorf("--min-idle %d: want 0 to --pool-size", c.MinIdle)}
-	}
-	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheck <= 0 {
-		return usageError{errors.New("timeouts must be positive")}
-	}
-	if (c.TLSCert == "") != (c.TLSKey == "") {
-		return usageError{errors.New("--tls-cert and --tls-key go together")}
-	}
-	if c.RequireTLS && c.TLSCert == "" {
-		return usageError{errors.New("--require-tls needs --tls-cert and --tls-key")}
-	}
-	if c.Prepared < 1 {
-		return usageError{fmt.Errorf("--prepared-per-server %d: want at least 1", c.Prepared)}
-	}
-	return nil
-}
-
-func (c *cli) mode() proxy.Mode {
-	m, _ := proxy.ParseMode(c.PoolMode)
-	return m
-}
-
-// tomlLoader reads the config file for kong: TOML, turned into the JSON
-// kong's resolver reads. Durations are strings ("5s").
-func tomlLoader(r io.Reader) (kong.Resolver, error) {
-	var m map[string]any
-	if _, err := toml.NewDecoder(r).Decode(&m); err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return kong.JSON(bytes.NewReader(b))
-}
-
-// parse reads args (and the config file they name) into a cli.
-func parse(args []string, stdout, stderr io.Writer) (c *cli, exited bool, code int, err error) {
-	c = &cli{}
+// parse reads args (and the config file they name) into checked settings.
+func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, exited bool, code int, err error) {
+	c := &cli{}
 	parser, err := kong.New(c,
 		kong.Name("qprouter"),
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Configuration(tomlLoader),
+		kong.Configuration(proxyserver.TOMLResolver),
 	)
 	if err != nil {
-		return nil, false, 0, err
+		return cfg, false, 0, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -128,22 +83,24 @@ func parse(args []string, stdout, stderr io.Writer) (c *cli, exited bool, code i
 			if !ok {
 				panic(r)
 			}
-			c, exited, code, err = nil, true, er.code, nil
+			cfg, exited, code, err = proxyserver.Config{}, true, er.code, nil
 		}
 	}()
 	if _, err := parser.Parse(args); err != nil {
-		return nil, false, 0, err
+		return cfg, false, 0, err
 	}
-	return c, false, 0, c.check()
+	cfg = proxyserver.Config(c.Settings)
+	return cfg, false, 0, cfg.Check()
 }
 
+// exitRequest carries kong's exit (after --help) out of Parse.
 type exitRequest struct{ code int }
 
 // run parses args, serves until ctx ends and returns the exit code. hup
 // delivers reload requests; ready, when not nil, is told the listening
 // address (tests listen on port 0).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal, ready func(addr string)) int {
-	c, exited, code, err := parse(args, stdout, stderr)
+	cfg, exited, code, err := parse(args, stdout, stderr)
 	if exited {
 		return code
 	}
@@ -151,13 +108,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		fmt.Fprintf(stderr, "qprouter: %s\n", cmdline.OneLine(err.Error()))
 		return exitUsage
 	}
-	err = serve(ctx, c, args, stderr, hup, ready)
-	var ue usageError
+	err = proxyserver.Serve(ctx, proxyserver.Options{
+		Config: cfg,
+		// A reload rereads the command line's config file (and environment).
+		Load: func() (proxyserver.Config, error) {
+			nc, _, _, err := parse(args, io.Discard, io.Discard)
+			return nc, err
+		},
+		Logs:  stderr,
+		Hup:   hup,
+		Ready: ready,
+	})
+	var ce *proxyserver.ConfigError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "qprouter: %s\n", cmdline.OneLine(ue.Error()))
+	case errors.As(err, &ce):
+		fmt.Fprintf(stderr, "qprouter: %s\n", cmdline.OneLine(ce.Error()))
 		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "qprouter: %s\n", cmdline.OneLine(err.Error()))

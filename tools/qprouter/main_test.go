@@ -123,19 +123,6 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestUserlist(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "u.txt")
-	write(t, p, "; comment\n\n\"alice\" \"pw\"\"x\"\n\"bob\" \"md5aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n# c\n")
-	u, err := readUserlist(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u["alice"] != `pw"x` || u.serverPassword("alice") != `pw"x` || u.serverPassword("bob") != "" {
-		t.Errorf("userlist: %#v", u)
-	}
-}
-
 // qprouter end to end: config file, auth file, transaction mode, admin
 // API, SIGHUP reload without dropping clients, SIGTERM drain and exit 0.
 func TestServeReloadDrain(t *testing.T) {

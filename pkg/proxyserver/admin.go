@@ -1,0 +1,91 @@
+// The admin API and metrics over the proxy: pkg/admin does not import pkg/proxy, so this adapts.
+
+package proxyserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/admin"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// newAdmin builds the admin server over s.proxy (set later by New).
+func (s *Server) newAdmin() *admin.Server {
+	return admin.New(admin.Options{
+		Pools:   func() []admin.PoolStat { return poolStats(s.proxy) },
+		Clients: func() []admin.ClientStat { return clientStats(s.proxy) },
+		Pause:   func(_ context.Context, name string) error { return pauseAll(s.proxy, name, true) },
+		Resume:  func(_ context.Context, name string) error { return pauseAll(s.proxy, name, false) },
+		Reload:  func(context.Context) error { return s.Reload() },
+	})
+}
+
+// observe points the proxy's hooks at the admin server's metrics.
+func (s *Server) observe(o *proxy.Options) {
+	adm := s.admin
+	o.OnClientBytes = func(in bool, n int) {
+		if in {
+			adm.AddBytes(admin.FromClient, n)
+		} else {
+			adm.AddBytes(admin.ToClient, n)
+		}
+	}
+	o.OnQuery = func(e proxy.QueryEvent) {
+		adm.ObserveQuery(e.Pool, "primary", e.SQL, e.Duration, e.Rows, e.SQLState)
+	}
+	o.OnAcquire = func(pool string, wait time.Duration) {
+		adm.ObserveAcquire(pool, wait)
+		adm.RoutingDecision(pool, "primary")
+	}
+	o.OnCacheOp = adm.CacheOp
+	o.OnClient = func(connected bool) {
+		if connected {
+			adm.ClientConnected()
+		} else {
+			adm.ClientDisconnected()
+		}
+	}
+}
+
+// pauseAll pauses or resumes every pool; a named pool is refused (404 when
+// unknown, 500 otherwise) since pausing is global.
+func pauseAll(p *proxy.Proxy, name string, pause bool) error {
+	if name != "" {
+		found := false
+		for _, ps := range p.Pools() {
+			found = found || ps.Database+"/"+ps.User == name
+		}
+		if !found {
+			return fmt.Errorf("%w: %s", admin.ErrUnknownPool, name)
+		}
+		return errors.New("pausing one pool is not supported; pause all (no pool)")
+	}
+	if pause {
+		p.Pause()
+	} else {
+		p.Resume()
+	}
+	return nil
+}
+
+func poolStats(p *proxy.Proxy) []admin.PoolStat {
+	paused := p.Paused()
+	var out []admin.PoolStat
+	for _, s := range p.Pools() {
+		out = append(out, admin.PoolStat{Name: s.Database + "/" + s.User, Database: s.Database, User: s.User, Mode: s.Mode,
+			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: paused})
+	}
+	return out
+}
+
+func clientStats(p *proxy.Proxy) []admin.ClientStat {
+	var out []admin.ClientStat
+	for _, c := range p.Clients() {
+		out = append(out, admin.ClientStat{ID: c.Addr, Pool: c.Database + "/" + c.User, User: c.User, Database: c.Database,
+			Application: c.Application, Addr: c.Addr, State: c.State, TLS: c.TLS, Pinned: c.Pinned, ConnectedAt: c.ConnectedSince})
+	}
+	return out
+}

@@ -1,0 +1,104 @@
+// Settings of a proxy server, their checks, and the TOML file they are read from.
+
+package proxyserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/alecthomas/kong"
+
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// Config is every setting of a proxy server. The toml tags are the keys of
+// the config file (and, dashes for underscores, qprouter's flag names);
+// defaults come from the command line that fills it (see docs/qprouter.md).
+type Config struct {
+	Listen            string        `toml:"listen"`              // address clients connect to
+	ServerURL         string        `toml:"server_url"`          // host, port, TLS and optionally a password; database and user come from each client
+	PoolMode          string        `toml:"pool_mode"`           // "session" or "transaction"
+	PoolSize          int           `toml:"pool_size"`           // server connections per (database, user) at most
+	MinIdle           int           `toml:"min_idle"`            // idle server connections kept open per pool
+	MaxClients        int           `toml:"max_clients"`         // client connections at once (0: no limit)
+	MaxPoolClients    int           `toml:"max_pool_clients"`    // client connections per pool (0: no limit)
+	AcquireTimeout    time.Duration `toml:"acquire_timeout"`     // wait for a server connection before 53300
+	IdleTimeout       time.Duration `toml:"idle_timeout"`        // close server connections idle this long (above MinIdle)
+	MaxLifetime       time.Duration `toml:"max_lifetime"`        // close server connections this old when they come back
+	HealthCheckAfter  time.Duration `toml:"health_check_after"`  // check a server connection idle this long before handing it out
+	ResetQuery        string        `toml:"reset_query"`         // run when a session-mode or pinned client leaves
+	AuthFile          string        `toml:"auth_file"`           // pgbouncer userlist.txt; "": trust every client
+	TLSCert           string        `toml:"tls_cert"`            // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
+	TLSKey            string        `toml:"tls_key"`             // PEM private key of TLSCert
+	RequireTLS        bool          `toml:"require_tls"`         // refuse clients that do not use TLS
+	PreparedPerServer int           `toml:"prepared_per_server"` // renamed prepared statements per server connection (transaction mode)
+	Admin             string        `toml:"admin"`               // admin HTTP API and /metrics address ("": off)
+	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"`    // drain time once the context ends
+	LogLevel          string        `toml:"log_level"`           // debug, info, warn or error
+}
+
+// ConfigError is a problem with the settings or the files they name (auth
+// file, TLS certificate, server URL): the command line's fault, not the
+// server's. Error is Err's text.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configError(err error) error { return &ConfigError{err} }
+
+// Check refuses bad settings (as a *ConfigError) before any work.
+func (c *Config) Check() error {
+	if c.ServerURL == "" {
+		return configError(errors.New("--server-url is required (or server_url in --config)"))
+	}
+	if _, err := proxy.ParseMode(c.PoolMode); err != nil {
+		return configError(err)
+	}
+	if c.PoolSize < 1 {
+		return configError(fmt.Errorf("--pool-size %d: want at least 1", c.PoolSize))
+	}
+	if c.MinIdle < 0 || c.MinIdle > c.PoolSize {
+		return configError(fmt.Errorf("--min-idle %d: want 0 to --pool-size", c.MinIdle))
+	}
+	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 {
+		return configError(errors.New("timeouts must be positive"))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return configError(errors.New("--tls-cert and --tls-key go together"))
+	}
+	if c.RequireTLS && c.TLSCert == "" {
+		return configError(errors.New("--require-tls needs --tls-cert and --tls-key"))
+	}
+	if c.PreparedPerServer < 1 {
+		return configError(fmt.Errorf("--prepared-per-server %d: want at least 1", c.PreparedPerServer))
+	}
+	return nil
+}
+
+// mode is PoolMode parsed (Check has refused anything else).
+func (c *Config) mode() proxy.Mode {
+	m, _ := proxy.ParseMode(c.PoolMode)
+	return m
+}
+
+// TOMLResolver reads a config file for kong (kong.Configuration): TOML,
+// turned into the JSON kong's resolver reads, so keys are flag names with
+// underscores and durations are strings ("5s"). The command line and the
+// environment still win over the file.
+func TOMLResolver(r io.Reader) (kong.Resolver, error) {
+	var m map[string]any
+	if _, err := toml.NewDecoder(r).Decode(&m); err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return kong.JSON(bytes.NewReader(b))
+}

@@ -1,0 +1,62 @@
+package proxyserver
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func valid() Config {
+	return Config{Listen: "127.0.0.1:0", ServerURL: "postgres://x@127.0.0.1:1/x", PoolMode: "session", PoolSize: 2,
+		AcquireTimeout: time.Second, IdleTimeout: time.Second, MaxLifetime: time.Second, HealthCheckAfter: time.Second,
+		PreparedPerServer: 1, ShutdownTimeout: time.Second, LogLevel: "info"}
+}
+
+func TestCheck(t *testing.T) {
+	if c := valid(); c.Check() != nil {
+		t.Fatalf("valid config refused: %v", c.Check())
+	}
+	for name, edit := range map[string]func(*Config){
+		"server-url": func(c *Config) { c.ServerURL = "" },
+		"mode":       func(c *Config) { c.PoolMode = "statement" },
+		"pool-size":  func(c *Config) { c.PoolSize = 0 },
+		"min-idle":   func(c *Config) { c.MinIdle = 3 },
+		"timeouts":   func(c *Config) { c.IdleTimeout = 0 },
+		"tls-key":    func(c *Config) { c.TLSCert = "c.pem" },
+		"tls":        func(c *Config) { c.RequireTLS = true },
+		"prepared":   func(c *Config) { c.PreparedPerServer = 0 },
+	} {
+		c := valid()
+		edit(&c)
+		var ce *ConfigError
+		if err := c.Check(); !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a *ConfigError", name, err)
+		}
+	}
+}
+
+func TestNewBadAuthFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "users.txt")
+	if err := os.WriteFile(p, []byte("\"alice\" secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := valid()
+	c.AuthFile = p
+	_, err := New(Options{Config: c})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "auth file: "+p+":1: ") {
+		t.Errorf("bad auth file: %v", err)
+	}
+}
+
+func TestTOMLResolver(t *testing.T) {
+	if _, err := TOMLResolver(strings.NewReader("pool_size = 8\nacquire_timeout = \"5s\"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TOMLResolver(strings.NewReader("pool_size = \n")); err == nil || !strings.HasPrefix(err.Error(), "config file: ") {
+		t.Errorf("bad TOML: %v", err)
+	}
+}

@@ -1,0 +1,273 @@
+// Serving: the proxy, its pools and auth, the admin API, reload and drain.
+
+package proxyserver
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/admin"
+	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/pool"
+	"github.com/qpkit/qpkit/pkg/proxy"
+	"github.com/qpkit/qpkit/pkg/route"
+)
+
+// Options are what Serve needs besides the settings.
+type Options struct {
+	Config Config
+	// Load returns the settings a reload applies (it rereads the config
+	// file); nil keeps Config. Either way a reload rereads the auth file,
+	// and Listen, ServerURL, PoolMode and Admin keep their first values.
+	Load func() (Config, error)
+	// Logs receives the text log (nil: discarded).
+	Logs io.Writer
+	// Hup reloads at each receive (SIGHUP); nil never does.
+	Hup <-chan os.Signal
+	// Ready, when not nil, is told the listening address (tests listen on
+	// port 0).
+	Ready func(addr string)
+}
+
+// Server is a configured proxy with its pools and admin API. Create it with New.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	proxy *proxy.Proxy
+	admin *admin.Server // nil without Config.Admin
+
+	mu    sync.Mutex
+	cfg   Config
+	users map[string]pgwire.Credential // nil: trust every client
+}
+
+// Serve runs a Server from opts until ctx ends, then drains for
+// Config.ShutdownTimeout and returns nil. Bad settings or files are a
+// *ConfigError.
+func Serve(ctx context.Context, opts Options) error {
+	s, err := New(opts)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// New checks the settings, reads the auth file and TLS certificate and
+// builds the pools, the proxy and the admin API; nothing listens yet.
+func New(opts Options) (*Server, error) {
+	c := opts.Config
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	if opts.Logs == nil {
+		opts.Logs = io.Discard
+	}
+	s := &Server{opts: opts, log: newLogger(opts.Logs, c.LogLevel), cfg: c}
+	users, err := loadUsers(c.AuthFile)
+	if err != nil {
+		return nil, err
+	}
+	s.users = users
+	if c.Admin != "" {
+		s.admin = s.newAdmin()
+	}
+	var connect pool.Connector
+	if adm := s.admin; adm != nil {
+		connect, err = pool.CountingConnector(c.ServerURL, s.serverPassword,
+			func(n int) { adm.AddBytes(admin.FromServer, n) }, func(n int) { adm.AddBytes(admin.ToServer, n) })
+	} else {
+		connect, err = pool.URLConnector(c.ServerURL, s.serverPassword)
+	}
+	if err != nil {
+		return nil, configError(err)
+	}
+	auth := &pgwire.ServerConfig{Credentials: s.credential, RequireTLS: c.RequireTLS}
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return nil, configError(fmt.Errorf("tls: %w", err))
+		}
+		auth.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	popts := proxy.Options{
+		Mode:              c.mode(),
+		Pools:             &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
+		Auth:              auth,
+		MaxClients:        c.MaxClients,
+		PreparedPerServer: c.PreparedPerServer,
+		Log:               s.log,
+		Reload:            s.reload,
+	}
+	if s.admin != nil {
+		s.observe(&popts)
+	}
+	if s.proxy, err = proxy.New(popts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Reload rereads the settings (Options.Load) and the auth file and applies
+// them without dropping clients; on error the old settings stay.
+func (s *Server) Reload() error { return s.proxy.Reload() }
+
+// Serve listens on Config.Listen (and Config.Admin) and serves until ctx
+// ends, reloading at each Options.Hup; then it drains for
+// Config.ShutdownTimeout and returns nil.
+func (s *Server) Serve(ctx context.Context) error {
+	c, log := s.opts.Config, s.log
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return err
+	}
+	var hs *http.Server
+	if s.admin != nil {
+		aln, err := net.Listen("tcp", c.Admin)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("admin: %w", err)
+		}
+		hs = &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second}
+		go hs.Serve(aln)
+		log.Info("admin API listening", "addr", aln.Addr().String())
+	}
+	if _, users := s.get(); users == nil {
+		log.Warn("no --auth-file: every client is trusted")
+	}
+	log.Info("qprouter listening", "addr", ln.Addr().String(), "server", redact(c.ServerURL), "mode", c.PoolMode, "pool_size", c.PoolSize)
+	if s.opts.Ready != nil {
+		s.opts.Ready(ln.Addr().String())
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- s.proxy.Serve(ln) }()
+	for {
+		select {
+		case <-s.opts.Hup:
+			if err := s.Reload(); err != nil {
+				log.Warn("reload failed; keeping the old settings", "err", err)
+			} else {
+				nc, _ := s.get()
+				log.Info("reloaded", "pool_size", nc.PoolSize)
+			}
+			continue
+		case err := <-serveErr:
+			if err != nil {
+				return err
+			}
+		case <-ctx.Done():
+		}
+		break
+	}
+	log.Info("draining", "timeout", c.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	if err := s.proxy.Shutdown(sctx); err != nil {
+		log.Warn("drain timed out; closed the remaining clients", "err", err)
+	}
+	if hs != nil {
+		hs.Close()
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// reload is the proxy's Options.Reload: the listen address, server, mode
+// and admin address stay as they were.
+func (s *Server) reload() error {
+	nc := s.opts.Config
+	if s.opts.Load != nil {
+		var err error
+		if nc, err = s.opts.Load(); err != nil {
+			return err
+		}
+		if err := nc.Check(); err != nil {
+			return err
+		}
+	}
+	nu, err := loadUsers(nc.AuthFile)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cfg
+	nc.Listen, nc.ServerURL, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.PoolMode, old.Admin
+	s.cfg, s.users = nc, nu
+	return nil
+}
+
+func (s *Server) get() (Config, map[string]pgwire.Credential) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg, s.users
+}
+
+func (s *Server) poolConfig(string, string) pool.Config {
+	c, _ := s.get()
+	return pool.Config{
+		Size: c.PoolSize, MinIdle: c.MinIdle, MaxClients: c.MaxPoolClients,
+		AcquireTimeout: c.AcquireTimeout, IdleTimeout: c.IdleTimeout, MaxLifetime: c.MaxLifetime,
+		HealthCheckAfter: c.HealthCheckAfter, ResetQuery: c.ResetQuery,
+	}
+}
+
+// credential is pgwire's Credentials: from the auth file, or trust without one.
+func (s *Server) credential(user, _ string) (pgwire.Credential, error) {
+	_, users := s.get()
+	if users == nil {
+		return pgwire.Credential{Method: pgwire.AuthTrust}, nil
+	}
+	cred, ok := users[user]
+	if !ok {
+		return pgwire.Credential{}, pgwire.ErrUnknownUser
+	}
+	return cred, nil
+}
+
+// serverPassword is user's plaintext password from the auth file, to log
+// in to the server with when the server URL has none ("" for hashes).
+func (s *Server) serverPassword(user string) string {
+	_, users := s.get()
+	return users[user].Plaintext()
+}
+
+// loadUsers reads the auth file at path ("": none, trust everyone).
+func loadUsers(path string) (map[string]pgwire.Credential, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, configError(fmt.Errorf("auth file: %w", err))
+	}
+	defer f.Close()
+	u, err := pgwire.ReadUserList(f, path)
+	if err != nil {
+		return nil, configError(fmt.Errorf("auth file: %w", err))
+	}
+	return u, nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// redact hides the password of a server URL for the log.
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable url)"
+	}
+	return u.Redacted()
+}

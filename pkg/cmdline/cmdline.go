@@ -12,17 +12,18 @@ import (
 // exitRequest carries kong's exit request (after --help) out of Parse.
 type exitRequest struct{ code int }
 
-// Parse builds a parser named name for grammar and parses args. Kong exits
-// after --help; here that returns exited true with its code instead, so
-// tests can call a tool's run function without the process ending.
-func Parse(grammar any, name, description string, args []string, stdout, stderr io.Writer) (kctx *kong.Context, exited bool, code int, err error) {
-	parser, err := kong.New(grammar,
+// Parse builds a parser named name for grammar and parses args; opts add
+// kong options (a configuration-file resolver, say). Kong exits after
+// --help; here that returns exited true with its code instead, so tests
+// can call a tool's run function without the process ending.
+func Parse(grammar any, name, description string, args []string, stdout, stderr io.Writer, opts ...kong.Option) (kctx *kong.Context, exited bool, code int, err error) {
+	parser, err := kong.New(grammar, append([]kong.Option{
 		kong.Name(name),
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitRequest{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
+	}, opts...)...)
 	if err != nil {
 		return nil, false, 0, err
 	}

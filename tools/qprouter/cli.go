@@ -66,35 +66,14 @@ and the auth file. Exit codes: 0 ok, 1 could not serve, 2 bad usage.`
 // parse reads args (and the config file they name) into checked settings.
 func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, exited bool, code int, err error) {
 	c := &cli{}
-	parser, err := kong.New(c,
-		kong.Name("qprouter"),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitRequest{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Configuration(proxyserver.TOMLResolver),
-	)
-	if err != nil {
-		return cfg, false, 0, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			er, ok := r.(exitRequest)
-			if !ok {
-				panic(r)
-			}
-			cfg, exited, code, err = proxyserver.Config{}, true, er.code, nil
-		}
-	}()
-	if _, err := parser.Parse(args); err != nil {
-		return cfg, false, 0, err
+	_, exited, code, err = cmdline.Parse(c, "qprouter", description, args, stdout, stderr,
+		kong.Configuration(proxyserver.TOMLResolver))
+	if exited || err != nil {
+		return cfg, exited, code, err
 	}
 	cfg = proxyserver.Config(c.Settings)
 	return cfg, false, 0, cfg.Check()
 }
-
-// exitRequest carries kong's exit (after --help) out of Parse.
-type exitRequest struct{ code int }
 
 // run parses args, serves until ctx ends and returns the exit code. hup
 // delivers reload requests; ready, when not nil, is told the listening

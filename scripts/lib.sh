@@ -53,5 +53,9 @@ go_modules() {
 build_tool() {
 	local name="$1" cgo=1
 	case " $PURE_TOOLS " in *" $name "*) cgo=0 ;; esac
-	(cd "$REPO/tools/$name" && CGO_ENABLED=$cgo go build -o "$BIN/$name" .) || die "build of tools/$name failed"
+	# In workspace mode go build stamps no VCS revision unless asked; the
+	# benchmark records carry it, so ask when this is a git checkout.
+	local vcs=()
+	git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1 && vcs=(-buildvcs=true)
+	(cd "$REPO/tools/$name" && CGO_ENABLED=$cgo go build "${vcs[@]}" -o "$BIN/$name" .) || die "build of tools/$name failed"
 }

@@ -16,8 +16,20 @@ import (
 // client just keeps its server).
 var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|^\s*prepare\s`)
 
+// pinWords are words that every match of pinPattern contains: a statement
+// without any of them cannot pin, and the regexp (a fifth of the proxy's
+// CPU when it ran on every statement) is skipped.
+var pinWords = []string{"listen", "advisory_lock", "hold", "temp", "prepare"}
+
 // pins reports whether sql pins the client to its server.
-func pins(sql string) bool { return pinPattern.MatchString(sql) }
+func pins(sql string) bool {
+	for _, w := range pinWords {
+		if containsFold(sql, w) {
+			return pinPattern.MatchString(sql)
+		}
+	}
+	return false
+}
 
 var setConfigPattern = regexp.MustCompile(`(?i)set_config\s*\(\s*'((?:[^']|'')*)'\s*,\s*'((?:[^']|'')*)'\s*,\s*(false|true)\s*\)`)
 

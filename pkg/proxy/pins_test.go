@@ -1,0 +1,34 @@
+package proxy
+
+import "testing"
+
+func TestPins(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"LISTEN chan":                                          true,
+		"select pg_advisory_lock(1)":                           true,
+		"SELECT PG_TRY_ADVISORY_LOCK(1)":                       true,
+		"DECLARE c CURSOR WITH HOLD FOR SELECT 1":              true,
+		"create temp table t (a int)":                          true,
+		"CREATE GLOBAL TEMPORARY TABLE t (a int)":              true,
+		"select * into temporary t from x":                     true,
+		"  PREPARE p AS SELECT 1":                              true,
+		"SELECT abalance FROM pgbench_accounts WHERE aid = $1": false,
+		"select listener from t":                               false,
+		"select 1 -- temp":                                     false,
+		"SELECT holdings FROM t":                               false,
+		"":                                                     false,
+	} {
+		if got := pins(sql); got != want {
+			t.Errorf("pins(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
+
+func BenchmarkPinsPgbench(b *testing.B) {
+	const sql = "SELECT abalance FROM pgbench_accounts WHERE aid = $1;"
+	for i := 0; i < b.N; i++ {
+		if pins(sql) {
+			b.Fatal("pins")
+		}
+	}
+}

@@ -3,16 +3,11 @@
 package proxyserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/BurntSushi/toml"
-	"github.com/alecthomas/kong"
-
+	"github.com/qpkit/qpkit/pkg/cmdline"
 	"github.com/qpkit/qpkit/pkg/proxy"
 )
 
@@ -87,18 +82,5 @@ func (c *Config) mode() proxy.Mode {
 	return m
 }
 
-// TOMLResolver reads a config file for kong (kong.Configuration): TOML,
-// turned into the JSON kong's resolver reads, so keys are flag names with
-// underscores and durations are strings ("5s"). The command line and the
-// environment still win over the file.
-func TOMLResolver(r io.Reader) (kong.Resolver, error) {
-	var m map[string]any
-	if _, err := toml.NewDecoder(r).Decode(&m); err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return kong.JSON(bytes.NewReader(b))
-}
+// TOMLResolver reads a config file for kong; see cmdline.TOMLResolver.
+var TOMLResolver = cmdline.TOMLResolver

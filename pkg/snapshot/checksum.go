@@ -1,0 +1,165 @@
+// The order-independent table checksum, computed identically by PostgreSQL
+// and DuckDB.
+
+package snapshot
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/copybin"
+)
+
+// PostgreSQL type OIDs the checksum knows how to render.
+const (
+	oidBool        = 16
+	oidBytea       = 17
+	oidChar        = 18
+	oidName        = 19
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidText        = 25
+	oidOID         = 26
+	oidJSON        = 114
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidBPChar      = 1042
+	oidVarchar     = 1043
+	oidDate        = 1082
+	oidTime        = 1083
+	oidTimestamp   = 1114
+	oidTimestampTZ = 1184
+	oidInterval    = 1186
+	oidNumeric     = 1700
+	oidUUID        = 2950
+	oidJSONB       = 3802
+)
+
+// The checksum of a table is the sum over its rows of the first 60 bits of
+// md5(row text), as a decimal string; row order does not matter and the
+// sum cannot overflow (numeric in PostgreSQL, HUGEINT in DuckDB). A row's
+// text is, per column, "<bytes>:<text>" or "N" for NULL, joined by ",";
+// the length prefix makes the encoding unambiguous. Each column's text is a
+// canonical rendering both engines produce byte for byte:
+//
+//	integers, oid          decimal
+//	numeric, decimal       decimal without trailing fractional zeros
+//	float4, float8         %.16e of the float8 value (-0 as 0), nan, inf, -inf
+//	boolean                1 or 0
+//	bytea                  lower-case hex
+//	char(n)                without trailing spaces
+//	date                   days since 1970-01-01, or infinity/-infinity
+//	time                   microseconds since midnight
+//	timestamp(tz)          microseconds since the Unix epoch, or infinity/-infinity
+//	interval               "<months> <days> <microseconds>"
+//	text, varchar, uuid, json, jsonb, name, "char"   their text
+//	columns copied as text (copybin.Column.AsText)   PostgreSQL's text output
+//	arrays                 "[" + elements as fields, joined by "," + "]" (flattened)
+//
+// renderers returns the PostgreSQL and the DuckDB expression for column c
+// (an identifier already quoted as x).
+func renderers(c copybin.Column, x string) (pg, duck string, err error) {
+	if c.AsText { // copied as PostgreSQL's text output
+		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
+	}
+	if elem, ok := arrayElems[c.TypeOID]; ok {
+		ec := c
+		ec.TypeOID = elem
+		pe, de, err := renderers(ec, "qpa_e")
+		if err != nil {
+			return "", "", err
+		}
+		return fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE '[' || coalesce((SELECT string_agg(%s, ',' ORDER BY qpa_o) "+
+				"FROM unnest(%[1]s) WITH ORDINALITY qpa_u(qpa_e, qpa_o)), '') || ']' END", x, pgField(pe)),
+			fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE '[' || array_to_string(list_transform(%[1]s, lambda qpa_e: %s), ',') || ']' END",
+				x, duckField(de)), nil
+	}
+	switch c.TypeOID {
+	case oidBool:
+		e := fmt.Sprintf("CASE WHEN %s THEN '1' WHEN NOT %[1]s THEN '0' END", x)
+		return e, e, nil
+	case oidInt2, oidInt4, oidInt8, oidOID:
+		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
+	case oidNumeric:
+		d := "CAST(" + x + " AS VARCHAR)"
+		return "trim_scale(" + x + ")::text",
+			fmt.Sprintf("CASE WHEN contains(%s, '.') THEN rtrim(rtrim(%[1]s, '0'), '.') ELSE %[1]s END", d), nil
+	case oidFloat4, oidFloat8:
+		return fmt.Sprintf("CASE WHEN %s = 'NaN' THEN 'nan' WHEN %[1]s = 'Infinity' THEN 'inf' WHEN %[1]s = '-Infinity' THEN '-inf' "+
+				"ELSE trim(to_char(%[1]s::float8 + 0, '9.9999999999999999EEEE')) END", x),
+			fmt.Sprintf("CASE WHEN isnan(%s) THEN 'nan' WHEN isinf(%[1]s) AND %[1]s > 0 THEN 'inf' WHEN isinf(%[1]s) THEN '-inf' "+
+				"ELSE printf('%%.16e', CAST(%[1]s AS DOUBLE) + 0) END", x), nil
+	case oidText, oidVarchar, oidName, oidChar, oidUUID, oidJSON, oidJSONB:
+		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
+	case oidBPChar:
+		return "rtrim(" + x + "::text, ' ')", "rtrim(CAST(" + x + " AS VARCHAR), ' ')", nil
+	case oidBytea:
+		return "encode(" + x + ", 'hex')", "lower(hex(" + x + "))", nil
+	case oidDate:
+		return fmt.Sprintf("CASE WHEN isfinite(%s) THEN (%[1]s - date '1970-01-01')::text ELSE %[1]s::text END", x),
+			fmt.Sprintf("CASE WHEN isfinite(%s) THEN CAST(%[1]s - DATE '1970-01-01' AS VARCHAR) "+
+				"WHEN %[1]s > DATE '1970-01-01' THEN 'infinity' ELSE '-infinity' END", x), nil
+	case oidTime:
+		return fmt.Sprintf("(extract(epoch from %s) * 1000000)::bigint::text", x),
+			fmt.Sprintf("CAST(date_diff('microsecond', TIME '00:00:00', %s) AS VARCHAR)", x), nil
+	case oidTimestamp, oidTimestampTZ:
+		epoch := "TIMESTAMP '1970-01-01'"
+		if c.TypeOID == oidTimestampTZ {
+			epoch = "TIMESTAMPTZ '1970-01-01 00:00:00+00'"
+		}
+		return fmt.Sprintf("CASE WHEN isfinite(%s) THEN (extract(epoch from %[1]s) * 1000000)::bigint::text ELSE %[1]s::text END", x),
+			fmt.Sprintf("CASE WHEN isfinite(%s) THEN CAST(epoch_us(%[1]s) AS VARCHAR) "+
+				"WHEN %[1]s > %s THEN 'infinity' ELSE '-infinity' END", x, epoch), nil
+	case oidInterval:
+		return fmt.Sprintf("(extract(year from %s) * 12 + extract(month from %[1]s))::bigint::text || ' ' || "+
+				"extract(day from %[1]s)::bigint::text || ' ' || "+
+				"(extract(hour from %[1]s) * 3600000000 + extract(minute from %[1]s) * 60000000 + extract(microseconds from %[1]s))::bigint::text", x),
+			fmt.Sprintf("CAST(datepart('year', %s) * 12 + datepart('month', %[1]s) AS VARCHAR) || ' ' || "+
+				"CAST(datepart('day', %[1]s) AS VARCHAR) || ' ' || "+
+				"CAST(datepart('hour', %[1]s) * 3600000000 + datepart('minute', %[1]s) * 60000000 + datepart('microseconds', %[1]s) AS VARCHAR)", x), nil
+	}
+	return "", "", fmt.Errorf("no checksum rendering for type %s (oid %d)", c.Type, c.TypeOID)
+}
+
+// pgField and duckField make a rendering unambiguous: "<bytes>:<text>", or
+// "N" for NULL.
+func pgField(e string) string {
+	return fmt.Sprintf("coalesce(octet_length(%s)::text || ':' || %[1]s, 'N')", e)
+}
+
+func duckField(e string) string {
+	return fmt.Sprintf("coalesce(CAST(strlen(%s) AS VARCHAR) || ':' || %[1]s, 'N')", e)
+}
+
+// arrayElems maps the array types of the rendered scalars to their
+// element type.
+var arrayElems = map[uint32]uint32{
+	1000: oidBool, 1001: oidBytea, 1002: oidChar, 1003: oidName, 1016: oidInt8,
+	1005: oidInt2, 1007: oidInt4, 1009: oidText, 1028: oidOID, 199: oidJSON,
+	1021: oidFloat4, 1022: oidFloat8, 1014: oidBPChar, 1015: oidVarchar,
+	1182: oidDate, 1183: oidTime, 1115: oidTimestamp, 1185: oidTimestampTZ,
+	1187: oidInterval, 1231: oidNumeric, 2951: oidUUID, 3807: oidJSONB,
+}
+
+// checksumQueries returns the PostgreSQL and DuckDB queries that yield
+// (count, checksum) for table t; where is a PostgreSQL predicate ("" or
+// " WHERE ...") limiting the source side to a ctid range.
+func checksumQueries(t *table, where string) (pg, duck string, err error) {
+	var pgParts, duckParts []string
+	for _, c := range t.Cols {
+		x := pgx.Identifier{c.Name}.Sanitize() // DuckDB quotes identifiers the same way
+		p, d, err := renderers(c, x)
+		if err != nil {
+			return "", "", fmt.Errorf("checksum of %s column %q: %w", t, c.Name, err)
+		}
+		pgParts = append(pgParts, pgField(p))
+		duckParts = append(duckParts, duckField(d))
+	}
+	pg = fmt.Sprintf("SELECT count(*), coalesce(sum(('x' || substr(md5(%s), 1, 15))::bit(60)::bigint), 0)::text FROM %s%s",
+		strings.Join(pgParts, " || ',' || "), t.pgIdent(), where)
+	duck = fmt.Sprintf("SELECT count(*), CAST(coalesce(sum(CAST('0x' || substr(md5(%s), 1, 15) AS BIGINT)), 0) AS VARCHAR) FROM %s",
+		strings.Join(duckParts, " || ',' || "), t.pgIdent())
+	return pg, duck, nil
+}

@@ -1,0 +1,108 @@
+package snapshot
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/copybin"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// Each case is one column with the same values written in each engine's
+// literal syntax; the two checksums must agree, and must differ when one
+// value differs.
+func TestChecksumSameInBothEngines(t *testing.T) {
+	ctx := context.Background()
+	pg, err := pgx.Connect(ctx, pgtest.Shared(t).URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	duck, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer duck.Close()
+	cases := []struct {
+		pgType, duckType string
+		oid              uint32
+		pgVals, duckVals []string
+	}{
+		{"int8", "BIGINT", oidInt8, []string{"-9223372036854775808", "0", "NULL", "42"}, []string{"-9223372036854775808", "0", "NULL", "42"}},
+		{"int2", "SMALLINT", oidInt2, []string{"-7", "NULL"}, []string{"-7", "NULL"}},
+		{"numeric(12,3)", "DECIMAL(12,3)", oidNumeric, []string{"1.5", "-0.25", "100", "0", "NULL"}, []string{"1.5", "-0.25", "100", "0", "NULL"}},
+		{"float8", "DOUBLE", oidFloat8, []string{"0.1", "'-0'", "1e300", "'NaN'", "'Infinity'", "'-Infinity'", "5e-324", "NULL"},
+			[]string{"0.1", "'-0'", "1e300", "'NaN'", "'Infinity'", "'-Infinity'", "5e-324", "NULL"}},
+		{"float4", "FLOAT", oidFloat4, []string{"0.1", "3.25", "'NaN'"}, []string{"0.1", "3.25", "'NaN'"}},
+		{"bool", "BOOLEAN", oidBool, []string{"true", "false", "NULL"}, []string{"true", "false", "NULL"}},
+		{"text", "VARCHAR", oidText, []string{"'héllo, ''x'''", "''", "NULL", "'N'"}, []string{"'héllo, ''x'''", "''", "NULL", "'N'"}},
+		{"char(5)", "VARCHAR", oidBPChar, []string{"'ab'"}, []string{"'ab   '"}},
+		{"bytea", "BLOB", oidBytea, []string{`'\xab00ff'`, `''`}, []string{`'\xAB\x00\xFF'::BLOB`, `''::BLOB`}},
+		{"date", "DATE", oidDate, []string{"'2024-02-29'", "'1900-01-01'", "'infinity'", "'-infinity'"}, []string{"'2024-02-29'", "'1900-01-01'", "'infinity'", "'-infinity'"}},
+		{"time", "TIME", oidTime, []string{"'13:14:15.123456'", "'00:00:00'"}, []string{"'13:14:15.123456'", "'00:00:00'"}},
+		{"timestamp", "TIMESTAMP", oidTimestamp, []string{"'1999-12-31 23:59:59.999999'", "'1960-01-01'", "'infinity'"}, []string{"'1999-12-31 23:59:59.999999'", "'1960-01-01'", "'infinity'"}},
+		{"timestamptz", "TIMESTAMPTZ", oidTimestampTZ, []string{"'2020-06-01 12:00:00+02'", "'-infinity'"}, []string{"'2020-06-01 10:00:00+00'", "'-infinity'"}},
+		{"interval", "INTERVAL", oidInterval, []string{"'1 year 2 months 3 days 04:05:06.7'", "'-1 hours -30 minutes'"},
+			[]string{"INTERVAL '1 year 2 months 3 days 04:05:06.7'", "-INTERVAL '1 hours 30 minutes'"}},
+		{"uuid", "UUID", oidUUID, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}},
+		{"int4[]", "INTEGER[]", 1007, []string{"'{1,NULL,3}'", "'{}'", "NULL"}, []string{"[1, NULL, 3]", "[]", "NULL"}},
+		{"text[]", "VARCHAR[]", 1009, []string{`'{"a,b",""}'`}, []string{`['a,b', '']`}},
+		{"float8[]", "DOUBLE[]", 1022, []string{"'{0.1,NaN}'"}, []string{"[0.1, 'NaN']"}},
+		{"jsonb", "VARCHAR", oidJSONB, []string{`'{"b": 1, "a": [1, 2]}'`}, []string{`'{"a": [1, 2], "b": 1}'`}},
+	}
+	for i, c := range cases {
+		t.Run(c.pgType, func(t *testing.T) {
+			name := fmt.Sprintf("ck%d", i)
+			tb := &table{Schema: "public", Name: name, Cols: []copybin.Column{{Name: "v", TypeOID: c.oid, Type: c.pgType}, {Name: "k", TypeOID: oidInt4, Type: "integer"}}}
+			var pgRows, duckRows []string
+			for j := range c.pgVals {
+				pgRows = append(pgRows, fmt.Sprintf("(%s, %d)", c.pgVals[j], j))
+				duckRows = append(duckRows, fmt.Sprintf("(%s, %d)", c.duckVals[j], j))
+			}
+			mustExecPG(t, pg, fmt.Sprintf("CREATE TABLE %s (v %s, k int); INSERT INTO %[1]s VALUES %[3]s", name, c.pgType, strings.Join(pgRows, ",")))
+			mustExecDuck(t, duck, fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS public; CREATE TABLE public.%s (v %s, k INTEGER); INSERT INTO public.%[1]s VALUES %[3]s", name, c.duckType, strings.Join(duckRows, ",")))
+			pgQ, duckQ, err := checksumQueries(tb, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pn, dn int64
+			var ps, ds string
+			if err := pg.QueryRow(ctx, pgQ).Scan(&pn, &ps); err != nil {
+				t.Fatalf("%s: %v", pgQ, err)
+			}
+			if err := duck.QueryRow(duckQ).Scan(&dn, &ds); err != nil {
+				t.Fatalf("%s: %v", duckQ, err)
+			}
+			if pn != dn || ps != ds || pn != int64(len(c.pgVals)) {
+				t.Errorf("postgres %d rows sum %s, duckdb %d rows sum %s", pn, ps, dn, ds)
+			}
+			// One changed row changes the checksum.
+			mustExecDuck(t, duck, fmt.Sprintf("UPDATE public.%s SET k = k + 100 WHERE k = 0", name))
+			if err := duck.QueryRow(duckQ).Scan(&dn, &ds); err != nil {
+				t.Fatal(err)
+			}
+			if ds == ps {
+				t.Errorf("checksum %s unchanged after an update", ds)
+			}
+		})
+	}
+}
+
+func mustExecPG(t *testing.T, pg *pgx.Conn, q string) {
+	t.Helper()
+	if _, err := pg.Exec(context.Background(), q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func mustExecDuck(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}

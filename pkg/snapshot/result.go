@@ -1,0 +1,29 @@
+// What Run reports.
+
+package snapshot
+
+import "time"
+
+// Result describes a finished snapshot.
+type Result struct {
+	Target     string
+	TakenAt    time.Time // when the snapshot was exported
+	SnapshotID string
+	WALLSN     string // source WAL position at the snapshot
+	Strategy   Strategy
+	Readers    int // readers and writers actually used
+	Writers    int
+	Duration   time.Duration
+	Tables     []TableResult
+	Checks     []TableCheck // with Options.Verify: one per table, all matching
+}
+
+// TableResult describes one copied table.
+type TableResult struct {
+	Schema, Name string
+	Rows         int64
+	Bytes        int64 // COPY BINARY bytes read from the source
+	Pages        int64 // heap pages when the snapshot was taken
+	Ranges       int   // ctid ranges it was split into
+	Duration     time.Duration
+}

@@ -1,0 +1,72 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// A schema of tables that exercises the splitting: a table of many pages
+// with deleted rows, a one-page table, an empty table, and a table in
+// another schema with many types.
+const splitSchema = `
+CREATE TABLE big (id int PRIMARY KEY, pad text NOT NULL, f float8, n numeric(12,2));
+INSERT INTO big SELECT i, repeat('x', 100 + i % 50), i / 7.0, i * 1.25 FROM generate_series(1, 20000) i;
+DELETE FROM big WHERE id % 7 = 0 OR id BETWEEN 5000 AND 6000;
+CREATE TABLE small (k text, v int);
+INSERT INTO small VALUES ('a', 1), ('b', NULL);
+CREATE TABLE empty (id bigint, t timestamptz);
+CREATE SCHEMA other;
+CREATE TABLE other."Mixed" (b bool, d date, ts timestamp, tz timestamptz, u uuid, j jsonb, by bytea, c char(4), i interval, tm time, r real, arr int[]);
+INSERT INTO other."Mixed" SELECT i % 2 = 0, date '2000-01-01' + i, timestamp '2000-01-01' + i * interval '1 minute',
+	now(), gen_random_uuid(), jsonb_build_object('i', i), decode(md5(i::text), 'hex'), 'c' || i % 10,
+	i * interval '1 day 1 second', time '01:02:03' + i * interval '1 second', i / 3.0, ARRAY[i, NULL]
+FROM generate_series(1, 500) i;
+`
+
+func TestRunAppenderSplitsAndVerifies(t *testing.T) {
+	ctx := context.Background()
+	url := newSource(t, splitSchema)
+	tgt := target(t)
+	var progress bytes.Buffer
+	res, err := Run(ctx, Options{SourceURL: url, Target: tgt, Tables: []string{"big", "small", "public.empty", "other.Mixed"},
+		Readers: 3, Writers: 2, RangePages: 7, BatchRows: 1000, Verify: true, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"big": 20000 - 20000/7 - 1001 + 1001/7 + 1, "small": 2, "empty": 0, "Mixed": 500}
+	want["big"] = pgInt(t, url, "SELECT count(*) FROM big")
+	for _, tr := range res.Tables {
+		if tr.Rows != want[tr.Name] {
+			t.Errorf("%s: %d rows, want %d", tr.Name, tr.Rows, want[tr.Name])
+		}
+		if tr.Name == "big" && (tr.Pages < 100 || tr.Ranges != int((tr.Pages+6)/7)) {
+			t.Errorf("big: %d pages in %d ranges", tr.Pages, tr.Ranges)
+		}
+	}
+	if len(res.Checks) != 4 {
+		t.Fatalf("%d checks", len(res.Checks))
+	}
+	db := openCopy(t, tgt)
+	if n := queryInt(t, db, `SELECT count(*) FROM public.big`); n != want["big"] {
+		t.Errorf("copy has %d rows of big, want %d", n, want["big"])
+	}
+	if n := queryInt(t, db, `SELECT count(DISTINCT id) FROM public.big`); n != want["big"] {
+		t.Errorf("copy has %d distinct ids of big, want %d", n, want["big"])
+	}
+	m, err := ReadMeta(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SnapshotID != res.SnapshotID || m.WALLSN == "" || len(m.Tables) != 4 || m.Readers != 3 || m.Writers != 2 || m.Strategy != Appender {
+		t.Errorf("meta %+v", m)
+	}
+	if strings.Contains(m.SourceHost, "postgres@") || m.SourceDB == "" {
+		t.Errorf("meta source %q %q", m.SourceHost, m.SourceDB)
+	}
+	if !strings.Contains(progress.String(), "public.big: done, ") {
+		t.Errorf("progress output:\n%s", progress.String())
+	}
+	t.Logf("progress:\n%s", progress.String())
+}

@@ -1,0 +1,256 @@
+// Columns: what the decoder must know about each field of a COPY stream.
+
+package copybin
+
+import "fmt"
+
+// Column describes one field of a COPY BINARY stream, as found in the
+// PostgreSQL catalog.
+type Column struct {
+	// Name is the column name, used for DDL and in error messages.
+	Name string
+	// TypeOID is the PostgreSQL type OID of the field as sent (a domain must
+	// be resolved to its base type; LookupColumns does this).
+	TypeOID uint32
+	// TypMod is the type modifier (atttypmod), -1 when none.
+	TypMod int32
+	// Type is the format_type() text, used in error messages.
+	Type string
+	// NotNull mirrors attnotnull; it becomes NOT NULL in DuckDB.
+	NotNull bool
+	// AsText says the reader selects this column cast to text (see
+	// SelectExpr), so it is decoded as text and stored as VARCHAR. It is the
+	// explicit, lossless way to copy types that have no exact DuckDB
+	// counterpart (unconstrained numeric, inet, money, ...).
+	AsText bool
+}
+
+// SelectExpr is the expression a reader should put in its COPY query for the
+// column: the quoted name, cast to text when AsText is set.
+func (c Column) SelectExpr() string {
+	if c.AsText {
+		return QuoteIdent(c.Name) + "::text"
+	}
+	return QuoteIdent(c.Name)
+}
+
+// QuoteIdent quotes an identifier the way both PostgreSQL and DuckDB accept.
+func QuoteIdent(s string) string {
+	out := make([]byte, 0, len(s)+2)
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			out = append(out, '"')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '"'))
+}
+
+// PostgreSQL type OIDs the decoder handles by hand.
+const (
+	oidBool        = 16
+	oidBytea       = 17
+	oidChar        = 18
+	oidName        = 19
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidText        = 25
+	oidOID         = 26
+	oidJSON        = 114
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidBpchar      = 1042
+	oidVarchar     = 1043
+	oidDate        = 1082
+	oidTime        = 1083
+	oidTimestamp   = 1114
+	oidTimestampTZ = 1184
+	oidInterval    = 1186
+	oidNumeric     = 1700
+	oidUUID        = 2950
+	oidJSONB       = 3802
+)
+
+// arrayElem maps the array types of the supported scalars to their element
+// type.
+var arrayElem = map[uint32]uint32{
+	1000: oidBool, 1001: oidBytea, 1002: oidChar, 1003: oidName, 1016: oidInt8,
+	1005: oidInt2, 1007: oidInt4, 1009: oidText, 1028: oidOID, 199: oidJSON,
+	1021: oidFloat4, 1022: oidFloat8, 1014: oidBpchar, 1015: oidVarchar,
+	1182: oidDate, 1183: oidTime, 1115: oidTimestamp, 1185: oidTimestampTZ,
+	1187: oidInterval, 1231: oidNumeric, 2951: oidUUID, 3807: oidJSONB,
+}
+
+// Kind is how a field is decoded and where its values live in a Vector.
+type Kind uint8
+
+// The kinds. The comment says which Vector slice holds the values.
+const (
+	KindInvalid     Kind = iota
+	KindBool             // Bool
+	KindInt16            // Int
+	KindInt32            // Int
+	KindInt64            // Int (also oid, as an unsigned 32-bit value)
+	KindFloat32          // Float (exactly the float4 value)
+	KindFloat64          // Float
+	KindDecimal          // Int, scaled by 10^Scale; Hi too when Precision > 18 (Int is then the low 64 bits)
+	KindText             // Data/Off (char(n): trailing spaces removed)
+	KindJSON             // Data/Off (json text; jsonb as its text form)
+	KindBytes            // Data/Off
+	KindUUID             // Data/Off, 16 bytes each
+	KindDate             // Int: days since 1970-01-01; ±infinity as ±math.MaxInt32
+	KindTime             // Int: microseconds since midnight
+	KindTimestamp        // Int: microseconds since 1970-01-01; ±infinity as ±math.MaxInt64
+	KindTimestampTZ      // Int: as KindTimestamp, in UTC
+	KindInterval         // Int: microseconds; Hi: months<<32 | uint32(days)
+	KindList             // ListOff into Elem
+)
+
+var kindNames = [...]string{"invalid", "bool", "int16", "int32", "int64", "float32", "float64",
+	"decimal", "text", "json", "bytes", "uuid", "date", "time", "timestamp", "timestamptz", "interval", "list"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// scalarKind gives the kind of a non-array type OID.
+func scalarKind(oid uint32) Kind {
+	switch oid {
+	case oidBool:
+		return KindBool
+	case oidInt2:
+		return KindInt16
+	case oidInt4:
+		return KindInt32
+	case oidInt8, oidOID:
+		return KindInt64
+	case oidFloat4:
+		return KindFloat32
+	case oidFloat8:
+		return KindFloat64
+	case oidNumeric:
+		return KindDecimal
+	case oidText, oidVarchar, oidBpchar, oidName, oidChar:
+		return KindText
+	case oidJSON, oidJSONB:
+		return KindJSON
+	case oidBytea:
+		return KindBytes
+	case oidUUID:
+		return KindUUID
+	case oidDate:
+		return KindDate
+	case oidTime:
+		return KindTime
+	case oidTimestamp:
+		return KindTimestamp
+	case oidTimestampTZ:
+		return KindTimestampTZ
+	case oidInterval:
+		return KindInterval
+	}
+	return KindInvalid
+}
+
+// numericTypmod splits a numeric type modifier into precision and scale;
+// ok is false for unconstrained numeric. PostgreSQL 15 allows a negative
+// scale and a scale above the precision.
+func numericTypmod(typmod int32) (prec, scale int, ok bool) {
+	if typmod < 4 {
+		return 0, 0, false
+	}
+	v := typmod - 4
+	prec = int(v>>16) & 0xffff
+	scale = int((v&0x7ff)^0x400) - 0x400 // sign-extend 11 bits
+	return prec, scale, true
+}
+
+// decimalShape is the DuckDB DECIMAL(width, scale) that holds every value of
+// numeric(prec, scale) exactly: a negative scale widens the integer part, a
+// scale above the precision widens the width.
+func decimalShape(c Column) (width, scale int, err error) {
+	prec, s, ok := numericTypmod(c.TypMod)
+	if !ok {
+		return 0, 0, fmt.Errorf("column %s: unconstrained %s has no exact DuckDB type (DECIMAL holds at most 38 digits at a fixed scale); give it a precision and scale, or copy it as text (Column.AsText)", QuoteIdent(c.Name), typeText(c))
+	}
+	width, scale = prec, s
+	if s < 0 {
+		width, scale = prec-s, 0
+	}
+	if scale > width {
+		width = scale
+	}
+	if width > 38 {
+		return 0, 0, fmt.Errorf("column %s: %s needs %d digits, more than DuckDB DECIMAL's 38; copy it as text (Column.AsText)", QuoteIdent(c.Name), typeText(c), width)
+	}
+	return width, scale, nil
+}
+
+func typeText(c Column) string {
+	if c.Type != "" {
+		return c.Type
+	}
+	return fmt.Sprintf("type oid %d", c.TypeOID)
+}
+
+// plan is the decoding plan for one column.
+type plan struct {
+	kind    Kind
+	elem    Kind   // element kind of a list
+	elemOID uint32 // element type OID of a list
+	bpchar  bool   // strip trailing spaces
+	jsonb   bool   // skip the version byte
+	oid     bool   // unsigned 32-bit
+	char1   bool   // "char": one raw byte
+	prec    int    // decimal width
+	scale   int    // decimal scale
+	pgScale int    // scale of the PostgreSQL values (may be negative)
+}
+
+// planFor checks that the column can be decoded and says how.
+func planFor(c Column) (plan, error) {
+	if c.AsText {
+		return plan{kind: KindText}, nil
+	}
+	oid := c.TypeOID
+	var p plan
+	if e, ok := arrayElem[oid]; ok {
+		p.kind = KindList
+		p.elemOID = e
+		p.elem = scalarKind(e)
+		oid = e
+	} else {
+		p.kind = scalarKind(oid)
+		if p.kind == KindInvalid {
+			return p, fmt.Errorf("column %s: PostgreSQL type %s is not supported; copy it as text (Column.AsText) or leave the column out", QuoteIdent(c.Name), typeText(c))
+		}
+	}
+	p.bpchar = oid == oidBpchar
+	p.jsonb = oid == oidJSONB
+	p.oid = oid == oidOID
+	p.char1 = oid == oidChar
+	if oid == oidNumeric {
+		w, s, err := decimalShape(c)
+		if err != nil {
+			return p, err
+		}
+		p.prec, p.scale = w, s
+		_, p.pgScale, _ = numericTypmod(c.TypMod)
+	}
+	return p, nil
+}
+
+// DecimalShape is the DuckDB DECIMAL(width, scale) of a numeric column.
+func (c Column) DecimalShape() (width, scale int, err error) { return decimalShape(c) }
+
+// Kind is how the decoder stores the column; for arrays elem is the element
+// kind. It fails for unsupported types.
+func (c Column) Kind() (kind, elem Kind, err error) {
+	p, err := planFor(c)
+	return p.kind, p.elem, err
+}

@@ -161,11 +161,11 @@ func renderRows(rows interface {
 }
 
 type pgSource struct {
-	conn *pgx.Conn
-	cols []copybin.Column
-	data []byte // the COPY BINARY stream
-	want [][]string
-	exprs []canon
+	conn   *pgx.Conn
+	cols   []copybin.Column
+	data   []byte // the COPY BINARY stream
+	want   [][]string
+	exprs  []canon
 	floats map[int]bool
 }
 

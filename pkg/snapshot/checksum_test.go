@@ -52,7 +52,7 @@ func TestChecksumSameInBothEngines(t *testing.T) {
 		{"uuid", "UUID", oidUUID, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}},
 		{"int4[]", "INTEGER[]", 1007, []string{"'{1,NULL,3}'", "'{}'", "NULL"}, []string{"[1, NULL, 3]", "[]", "NULL"}},
 		{"text[]", "VARCHAR[]", 1009, []string{`'{"a,b",""}'`}, []string{`['a,b', '']`}},
-		{"float8[]", "DOUBLE[]", 1022, []string{"'{0.1,NaN}'"}, []string{"[0.1, 'NaN']"}},
+		{"float8[]", "DOUBLE[]", 1022, []string{"'{0.1,NaN}'"}, []string{"[0.1::DOUBLE, 'NaN'::DOUBLE]"}},
 		{"jsonb", "VARCHAR", oidJSONB, []string{`'{"b": 1, "a": [1, 2]}'`}, []string{`'{"a": [1, 2], "b": 1}'`}},
 	}
 	for i, c := range cases {

@@ -1,0 +1,70 @@
+// Classifying statements as read-only queries or not.
+
+package duckdialect
+
+import (
+	"errors"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pganalyze/pg_query_go/v6/parser"
+)
+
+// IsQuery reports whether sql is one read-only query: SELECT, VALUES or
+// WITH (without data-modifying parts, SELECT INTO or FOR UPDATE), TABLE,
+// SHOW, or EXPLAIN of such a query. Everything else (INSERT, UPDATE,
+// DELETE, MERGE, DDL, COPY, SET, transaction control, several statements)
+// is not. A parse error is returned as *SyntaxError.
+func IsQuery(sql string) (bool, error) {
+	tree, err := parse(sql)
+	if err != nil {
+		return false, err
+	}
+	if len(tree.Stmts) != 1 {
+		return false, nil
+	}
+	return isQueryNode(tree.Stmts[0].Stmt), nil
+}
+
+func isQueryNode(n *pg_query.Node) bool {
+	switch {
+	case n.GetSelectStmt() != nil:
+		return isReadSelect(n.GetSelectStmt())
+	case n.GetExplainStmt() != nil:
+		return isQueryNode(n.GetExplainStmt().Query)
+	case n.GetVariableShowStmt() != nil:
+		return true
+	}
+	return false
+}
+
+// isReadSelect refuses SELECT INTO, locking clauses and CTEs that modify.
+func isReadSelect(s *pg_query.SelectStmt) bool {
+	if s == nil {
+		return true
+	}
+	if s.IntoClause != nil || len(s.LockingClause) > 0 {
+		return false
+	}
+	if s.WithClause != nil {
+		for _, c := range s.WithClause.Ctes {
+			cte := c.GetCommonTableExpr()
+			if cte == nil || cte.Ctequery.GetSelectStmt() == nil || !isReadSelect(cte.Ctequery.GetSelectStmt()) {
+				return false
+			}
+		}
+	}
+	return isReadSelect(s.Larg) && isReadSelect(s.Rarg)
+}
+
+// parse runs PostgreSQL's parser, turning its errors into *SyntaxError.
+func parse(sql string) (*pg_query.ParseResult, error) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		var pe *parser.Error
+		if errors.As(err, &pe) {
+			return nil, &SyntaxError{Message: pe.Message, Position: pe.Cursorpos}
+		}
+		return nil, &SyntaxError{Message: err.Error()}
+	}
+	return tree, nil
+}

@@ -1,0 +1,209 @@
+// Function calls: the allowlist of functions that behave the same, and
+// the ones rewritten.
+
+package duckdialect
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// sameFuncs behave the same in DuckDB under the same name, for the
+// argument types both engines share. Each is exercised against PostgreSQL
+// in the tests (TestFunctionParity).
+var sameFuncs = wordSet(`
+	count sum avg min max stddev stddev_samp stddev_pop variance var_samp var_pop
+	bool_and bool_or string_agg corr covar_pop covar_samp
+	row_number rank dense_rank percent_rank cume_dist ntile lag lead
+	first_value last_value nth_value
+	abs ceil ceiling floor sign sqrt cbrt exp ln log10 power pow mod pi
+	degrees radians sin cos tan asin acos atan atan2
+	lower upper length char_length character_length replace reverse
+	left right lpad rpad repeat strpos starts_with split_part
+	concat concat_ws md5 ascii chr translate ltrim rtrim
+	now
+`)
+
+// renamedFuncs have a DuckDB twin under another name.
+var renamedFuncs = map[string]string{
+	"btrim":    "trim",
+	"position": "strpos", // PostgreSQL parses position(a IN b) as position(b, a)
+	"every":    "bool_and",
+}
+
+// withinGroupFuncs are ordered-set aggregates DuckDB takes in the same
+// WITHIN GROUP (ORDER BY ...) form.
+var withinGroupFuncs = wordSet("percentile_cont percentile_disc mode")
+
+// funcHandlers rewrite functions whose DuckDB twin differs.
+var funcHandlers map[string]func(r *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error)
+
+func init() {
+	funcHandlers = map[string]func(r *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error){
+		"extract":   extract,
+		"date_part": extract,
+		"substring": substring,
+		"substr":    substring,
+		"round":     round,
+		"trunc":     trunc,
+		"to_char":   toChar,
+		"to_date":   toDate,
+		"to_timestamp": func(r *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+			return toTimestamp(fc)
+		},
+	}
+}
+
+// funcCall rewrites a function call's arguments, aggregate clauses and
+// window, then the call itself.
+func (r *rewriter) funcCall(fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	name, err := funcName(fc.Funcname)
+	if err != nil {
+		return nil, err
+	}
+	name = strings.ToLower(name)
+	if fc.FuncVariadic {
+		return nil, unsupported("VARIADIC arguments")
+	}
+	if fc.AggWithinGroup && !withinGroupFuncs[name] {
+		return nil, unsupported("WITHIN GROUP for %s", name)
+	}
+	if err := r.exprList(fc.Args); err != nil {
+		return nil, err
+	}
+	if err := r.sortList(fc.AggOrder); err != nil {
+		return nil, err
+	}
+	if fc.AggFilter, err = r.exprOrNil(fc.AggFilter); err != nil {
+		return nil, err
+	}
+	if fc.Over != nil {
+		if err := r.windowDef(fc.Over); err != nil {
+			return nil, err
+		}
+	}
+	if h := funcHandlers[name]; h != nil {
+		if fc.Over != nil || fc.AggFilter != nil || fc.AggDistinct {
+			return nil, unsupported("%s with OVER, FILTER or DISTINCT", name)
+		}
+		return h(r, fc)
+	}
+	duck := name
+	if to, ok := renamedFuncs[name]; ok {
+		duck = to
+	} else if !sameFuncs[name] && !withinGroupFuncs[name] {
+		return nil, unsupported("function %s", name)
+	}
+	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode(duck)}
+	fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+	return &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: fc}}, nil
+}
+
+// extractFields are the fields whose date_part values agree; seconds and
+// smaller are rebuilt from DuckDB's microseconds, which include the
+// seconds, because DuckDB's "second" drops the fraction PostgreSQL keeps.
+var extractFields = wordSet(`year month day quarter week dow isodow doy isoyear
+	hour minute epoch decade century millennium`)
+
+// extract rewrites extract(field FROM x) and date_part('field', x).
+func extract(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	if len(fc.Args) != 2 {
+		return nil, unsupported("extract with %d arguments", len(fc.Args))
+	}
+	field, ok := constString(fc.Args[0])
+	if !ok {
+		return nil, unsupported("extract with a non-literal field")
+	}
+	field = strings.ToLower(field)
+	us := func() *pg_query.Node {
+		return cast(call("date_part", strConst("microseconds"), fc.Args[1]), "decimal", 18, 0)
+	}
+	switch {
+	case extractFields[field]:
+		return call("date_part", strConst(field), fc.Args[1]), nil
+	case field == "second" || field == "seconds":
+		return op("*", us(), numConst("0.000001")), nil
+	case field == "milliseconds":
+		return op("*", us(), numConst("0.001")), nil
+	case field == "microseconds":
+		return us(), nil
+	}
+	return nil, unsupported("extract field %s", field)
+}
+
+// substring rewrites substring(s FROM a [FOR n]) and substr(s, a [, n]).
+// PostgreSQL counts a start below 1 as positions before the string, where
+// DuckDB counts a negative start from the end, and a negative length is an
+// error in PostgreSQL only. Literal positions and lengths in the common
+// range pass as they are; anything else gets the explicit arithmetic.
+func substring(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	args := fc.Args
+	if len(args) != 2 && len(args) != 3 {
+		return nil, unsupported("substring with %d arguments", len(args))
+	}
+	if _, ok := constString(args[1]); ok {
+		return nil, unsupported("substring with a regular expression")
+	}
+	s, start := args[0], args[1]
+	a, aConst := constInt(start)
+	if len(args) == 2 {
+		if aConst && a >= 1 {
+			return call("substring", s, start), nil
+		}
+		return call("substring", s, call("greatest", start, intConst(1))), nil
+	}
+	n := args[2]
+	if l, ok := constInt(n); ok && l >= 0 && aConst && a >= 1 {
+		return call("substring", s, start, n), nil
+	}
+	// From max(a,1) up to a+n-1 inclusive; n < 0 raises like PostgreSQL.
+	from := call("greatest", start, intConst(1))
+	length := call("greatest", op("-", op("+", start, n), from), intConst(0))
+	length = caseWhen(op("<", n, intConst(0)), raise("negative substring length not allowed"), length)
+	return call("substring", s, from, length), nil
+}
+
+// round keeps PostgreSQL's ties: round(numeric) rounds half away from zero
+// like DuckDB, but round(double precision) rounds half to even, and
+// round(double precision, n) does not exist in PostgreSQL.
+func round(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	return floatGuarded(fc, "round", "round_even")
+}
+
+// trunc is the same in both engines for numeric and double precision.
+func trunc(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	return floatGuarded(fc, "trunc", "trunc")
+}
+
+// floatGuarded calls name(x[, n]) with floatOne(x) for one-argument
+// double calls and an error for two-argument double calls, choosing by
+// DuckDB's typeof (constant for a given query).
+func floatGuarded(fc *pg_query.FuncCall, name, floatOne string) (*pg_query.Node, error) {
+	args := fc.Args
+	if len(args) != 1 && len(args) != 2 {
+		return nil, unsupported("%s with %d arguments", name, len(args))
+	}
+	x := args[0]
+	isFloat := pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_IN, []*pg_query.Node{pg_query.MakeStrNode("=")},
+		call("typeof", x), pg_query.MakeListNode([]*pg_query.Node{strConst("DOUBLE"), strConst("FLOAT")}), -1)
+	if len(args) == 1 {
+		if floatOne == name {
+			return call(name, x), nil
+		}
+		return caseWhen(isFloat, call(floatOne, x, intConst(0)), call(name, x)), nil
+	}
+	if isInteger(x) {
+		return call(name, x, args[1]), nil
+	}
+	return caseWhen(isFloat, raise("function "+name+"(double precision, integer) does not exist"), call(name, x, args[1])), nil
+}
+
+// wordSet makes a set from whitespace-separated words.
+func wordSet(words string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}

@@ -1,0 +1,210 @@
+// Interval literals: PostgreSQL's forms read here, written as one form
+// DuckDB reads the same way.
+
+package duckdialect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// PostgreSQL's interval field bits (INTERVAL_MASK in datetime.h) as the
+// parser stores them in the first type modifier.
+const (
+	maskMonth     = 1 << 1
+	maskYear      = 1 << 2
+	maskDay       = 1 << 3
+	maskHour      = 1 << 10
+	maskMinute    = 1 << 11
+	maskSecond    = 1 << 12
+	maskFullRange = 0x7FFF
+)
+
+// interval is PostgreSQL's (and DuckDB's) representation: months, days
+// and microseconds, kept apart because they do not convert exactly.
+type interval struct{ months, days, micros int64 }
+
+const (
+	usPerSecond = 1_000_000
+	usPerMinute = 60 * usPerSecond
+	usPerHour   = 60 * usPerMinute
+)
+
+// intervalLiteral reads interval 'text' [fields] (and 'text'::interval)
+// and writes it as an explicit months/days/microseconds string, so that
+// DuckDB neither needs PostgreSQL's field syntax (interval '90' day) nor
+// reads the text its own way.
+func intervalLiteral(s string, mods []int64) (*pg_query.Node, error) {
+	mask := int64(maskFullRange)
+	if len(mods) > 0 {
+		mask = mods[0]
+	}
+	if len(mods) > 1 {
+		return nil, unsupported("interval precision")
+	}
+	iv, err := parseInterval(strings.ToLower(strings.TrimSpace(s)), mask)
+	if err != nil {
+		return nil, err
+	}
+	text := fmt.Sprintf("%d months %d days %d microseconds", iv.months, iv.days, iv.micros)
+	return cast(strConst(text), "interval"), nil
+}
+
+// parseInterval reads the subset of PostgreSQL's interval input that is
+// unambiguous: a bare number with one field ('90' day; seconds without a
+// field), 'Y-M' year to month, and "N unit" lists with optional hh:mm[:ss].
+func parseInterval(s string, mask int64) (interval, error) {
+	bad := func() (interval, error) { return interval{}, unsupported("interval literal '%s' in this form", s) }
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		switch mask {
+		case maskYear:
+			return interval{months: 12 * v}, nil
+		case maskMonth:
+			return interval{months: v}, nil
+		case maskDay:
+			return interval{days: v}, nil
+		case maskHour:
+			return interval{micros: v * usPerHour}, nil
+		case maskMinute:
+			return interval{micros: v * usPerMinute}, nil
+		case maskSecond, maskFullRange:
+			return interval{micros: v * usPerSecond}, nil
+		}
+		return bad()
+	}
+	if mask == maskYear|maskMonth {
+		y, m, ok := strings.Cut(s, "-")
+		yv, err1 := strconv.ParseInt(y, 10, 64)
+		mv, err2 := strconv.ParseInt(m, 10, 64)
+		if !ok || err1 != nil || err2 != nil || y == "" || mv < 0 || mv > 11 {
+			return bad()
+		}
+		sign := int64(1)
+		if strings.HasPrefix(y, "-") {
+			sign = -1
+		}
+		return interval{months: 12*yv + sign*mv}, nil
+	}
+	if mask != maskFullRange {
+		return bad()
+	}
+	var iv interval
+	f := strings.Fields(strings.TrimPrefix(s, "@"))
+	if len(f) == 0 {
+		return bad()
+	}
+	for i := 0; i < len(f); i++ {
+		if strings.Contains(f[i], ":") {
+			us, ok := clockMicros(f[i])
+			if !ok {
+				return bad()
+			}
+			iv.micros += us
+			continue
+		}
+		if i+1 >= len(f) {
+			return bad()
+		}
+		num, unit := f[i], strings.TrimSuffix(f[i+1], ",")
+		i++
+		if !addUnit(&iv, num, unit) {
+			return bad()
+		}
+	}
+	return iv, nil
+}
+
+// addUnit adds "num unit": whole numbers for calendar units, decimals
+// for seconds and smaller.
+func addUnit(iv *interval, num, unit string) bool {
+	switch unit {
+	case "ms":
+		unit = "msec"
+	case "us":
+		unit = "usec"
+	case "s":
+		unit = "sec"
+	case "m":
+		unit = "min"
+	default:
+		unit = strings.TrimSuffix(unit, "s")
+	}
+	if unit == "second" || unit == "sec" || unit == "millisecond" || unit == "msec" || unit == "microsecond" || unit == "usec" {
+		p, sc, ok := decimalDigits(num)
+		if !ok || p > 18 || sc > 6 {
+			return false
+		}
+		neg := strings.HasPrefix(num, "-")
+		intPart, frac, _ := strings.Cut(strings.TrimLeft(num, "+-"), ".")
+		whole, _ := strconv.ParseInt("0"+intPart, 10, 64)
+		fr, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+		us := whole*usPerSecond + fr // in millionths of the unit
+		switch unit {
+		case "millisecond", "msec":
+			if us%1000 != 0 {
+				return false
+			}
+			us /= 1000
+		case "microsecond", "usec":
+			if us%usPerSecond != 0 {
+				return false
+			}
+			us /= usPerSecond
+		}
+		if neg {
+			us = -us
+		}
+		iv.micros += us
+		return true
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return false
+	}
+	switch unit {
+	case "year", "yr", "y":
+		iv.months += 12 * v
+	case "mon", "month":
+		iv.months += v
+	case "week", "w":
+		iv.days += 7 * v
+	case "day", "d":
+		iv.days += v
+	case "hour", "hr", "h":
+		iv.micros += v * usPerHour
+	case "minute", "min":
+		iv.micros += v * usPerMinute
+	default:
+		return false
+	}
+	return true
+}
+
+// clockMicros reads [-]hh:mm[:ss[.ffffff]].
+func clockMicros(s string) (int64, bool) {
+	neg := strings.HasPrefix(s, "-")
+	parts := strings.Split(strings.TrimLeft(s, "+-"), ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, false
+	}
+	h, err1 := strconv.ParseInt(parts[0], 10, 64)
+	m, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || m > 59 {
+		return 0, false
+	}
+	us := h*usPerHour + m*usPerMinute
+	if len(parts) == 3 {
+		var iv interval
+		if !addUnit(&iv, parts[2], "second") || iv.micros >= 60*usPerSecond {
+			return 0, false
+		}
+		us += iv.micros
+	}
+	if neg {
+		us = -us
+	}
+	return us, true
+}

@@ -1,0 +1,97 @@
+// Operators: arithmetic with PostgreSQL's division errors, comparisons,
+// LIKE with PostgreSQL's escape character and regular-expression matches.
+
+package duckdialect
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// sameOps are binary or prefix operators whose DuckDB meaning matches
+// PostgreSQL's on the types both engines share (integer "/" given
+// SessionSQL's integer_division).
+var sameOps = map[string]bool{
+	"+": true, "-": true, "*": true, "^": true, "||": true,
+	"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true,
+}
+
+// likeOps maps PostgreSQL's LIKE operators to DuckDB's functions that take
+// an explicit escape character.
+var likeOps = map[string]string{
+	"~~": "like_escape", "!~~": "not_like_escape",
+	"~~*": "ilike_escape", "!~~*": "not_ilike_escape",
+}
+
+// aExpr rewrites an operator expression.
+func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, error) {
+	var err error
+	if e.Lexpr, err = r.exprOrNil(e.Lexpr); err != nil {
+		return nil, err
+	}
+	if e.Rexpr, err = r.exprOrNil(e.Rexpr); err != nil {
+		return nil, err
+	}
+	name := opName(e)
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_OP:
+		switch {
+		case sameOps[name]:
+			return n, nil
+		case name == "/" || name == "%":
+			e.Rexpr = nonZero(e.Rexpr)
+			return n, nil
+		case likeOps[name] != "":
+			return like(n, e, name)
+		case regexOps[name]:
+			return regexMatch(e, name)
+		}
+		return nil, unsupported("operator %s", name)
+	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
+		pg_query.A_Expr_Kind_AEXPR_NULLIF, pg_query.A_Expr_Kind_AEXPR_IN,
+		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		return n, nil
+	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
+		return like(n, e, name)
+	case pg_query.A_Expr_Kind_AEXPR_SIMILAR:
+		return nil, unsupported("SIMILAR TO")
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		return nil, unsupported("ANY/ALL over arrays")
+	}
+	return nil, unsupported("%s", e.Kind)
+}
+
+// nonZero guards a divisor: PostgreSQL fails on division by zero where
+// DuckDB returns NULL. Nonzero literals need no guard.
+func nonZero(d *pg_query.Node) *pg_query.Node {
+	if c := d.GetAConst(); c != nil && !c.Isnull {
+		if i := c.GetIval(); i != nil && i.Ival != 0 {
+			return d
+		}
+		if f := c.GetFval(); f != nil && strings.ContainsAny(f.Fval, "123456789") {
+			return d
+		}
+	}
+	return caseWhen(op("=", d, intConst(0)), raise("division by zero"), d)
+}
+
+// like rewrites LIKE and ILIKE. PostgreSQL's default escape character is
+// the backslash; DuckDB has none, so a pattern that may hold a backslash
+// goes through DuckDB's *_escape functions with an explicit '\'.
+func like(n *pg_query.Node, e *pg_query.A_Expr, name string) (*pg_query.Node, error) {
+	fn := likeOps[name]
+	if fn == "" {
+		return nil, unsupported("operator %s", name)
+	}
+	if fc := e.Rexpr.GetFuncCall(); fc != nil {
+		if fname, _ := funcName(fc.Funcname); fname == "like_escape" && len(fc.Args) == 2 {
+			// LIKE ... ESCAPE x: DuckDB takes the escape character directly.
+			return call(fn, e.Lexpr, fc.Args[0], fc.Args[1]), nil
+		}
+	}
+	if p, ok := constString(e.Rexpr); ok && !strings.Contains(p, `\`) {
+		return n, nil // no escape character: plain LIKE, which DuckDB optimizes
+	}
+	return call(fn, e.Lexpr, e.Rexpr, strConst(`\`)), nil
+}

@@ -1,0 +1,138 @@
+// Session chatter: SET, SHOW and the functions drivers call, answered from the session's settings.
+
+package duckwire
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// applySet handles SET/RESET: known settings are checked where clients
+// depend on the value, DuckDB follows TimeZone, and reported settings are
+// echoed with ParameterStatus as PostgreSQL does.
+func (ss *session) applySet(st statement) error {
+	if st.name == "" { // RESET ALL
+		fresh := newSettings(ss.srv.cfg, nil)
+		for _, kv := range fresh.all() {
+			if kv[0] != "session_authorization" {
+				if err := ss.setOne(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	value := st.value
+	if st.reset {
+		value = newSettings(ss.srv.cfg, nil).get(st.name)
+	}
+	return ss.setOne(st.name, value)
+}
+
+func (ss *session) setOne(name, value string) error {
+	switch strings.ToLower(name) {
+	case "client_encoding":
+		switch strings.ToUpper(strings.ReplaceAll(value, "-", "")) {
+		case "UTF8", "UNICODE":
+			value = "UTF8"
+		default:
+			return errorf(codeNotSupported, fmt.Sprintf("client_encoding %q is not supported: qpanalytics speaks UTF8 only", value))
+		}
+	case "datestyle":
+		if !strings.Contains(strings.ToUpper(value), "ISO") {
+			return errorf(codeNotSupported, fmt.Sprintf("DateStyle %q is not supported: qpanalytics prints dates in ISO style", value))
+		}
+		upper := strings.ToUpper(value)
+		value = "ISO, MDY"
+		if strings.Contains(upper, "DMY") {
+			value = "ISO, DMY"
+		}
+	case "intervalstyle":
+		if !strings.EqualFold(value, "postgres") {
+			return errorf(codeNotSupported, fmt.Sprintf("IntervalStyle %q is not supported: qpanalytics prints intervals in postgres style", value))
+		}
+	case "timezone":
+		if _, err := loadZone(value); err != nil {
+			return errorf(codeInvalidParam, fmt.Sprintf("invalid value for parameter \"TimeZone\": %q", value))
+		}
+		if err := ss.applyTimeZone(value); err != nil {
+			return err
+		}
+	case "statement_timeout":
+		if _, ok := parseDurationMS(value); !ok {
+			return errorf(codeInvalidParam, fmt.Sprintf("invalid value for parameter \"statement_timeout\": %q", value))
+		}
+	case "extra_float_digits":
+		// Accepted: output is always the shortest exact form (the default 1).
+	case "session_authorization", "server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser":
+		return errorf("55P02", fmt.Sprintf("parameter %q cannot be changed now", name))
+	case "transaction_read_only", "default_transaction_read_only":
+		if v := strings.ToLower(value); v == "off" || v == "false" || v == "0" {
+			return errorf(codeReadOnly, "qpanalytics is read-only: transaction_read_only cannot be turned off")
+		}
+	}
+	ss.settings.set(name, value)
+	if isReported(name) {
+		ss.parameterStatus(ss.settings.canonical(name), ss.settings.get(name))
+	}
+	return nil
+}
+
+// applyTimeZone sets DuckDB's TimeZone too, so timestamptz arithmetic and
+// casts follow the session (only IANA names reach DuckDB).
+func (ss *session) applyTimeZone(tz string) error {
+	if tz == "" || tz[0] == '+' || tz[0] == '-' {
+		return nil
+	}
+	if err := execDuck(context.Background(), ss.duck, "SET TimeZone = '"+strings.ReplaceAll(tz, "'", "''")+"'"); err != nil {
+		return errorf(codeInvalidParam, fmt.Sprintf("invalid value for parameter \"TimeZone\": %q", tz))
+	}
+	return nil
+}
+
+// show answers SHOW name and SHOW ALL.
+func (ss *session) show(name string) (resultSet, error) {
+	switch strings.ToLower(name) {
+	case "all":
+		r := textRows([]string{"name", "setting", "description"})
+		for _, kv := range ss.settings.all() {
+			r.rows = append(r.rows, []driver.Value{kv[0], kv[1], ""})
+		}
+		return r, nil
+	case "timezone":
+		name = "TimeZone"
+	}
+	if !ss.settings.known(name) {
+		return nil, errorf(codeUndefinedObject, fmt.Sprintf("unrecognized configuration parameter %q", name))
+	}
+	return textRows([]string{strings.ToLower(name)}, []string{ss.settings.get(name)}), nil
+}
+
+var (
+	reVersion        = regexp.MustCompile(`(?i)\b(pg_catalog\.)?version\(\s*\)`)
+	reCurrentSetting = regexp.MustCompile(`(?i)\b(pg_catalog\.)?current_setting\(\s*'([^']+)'\s*(,\s*(true|false)\s*)?\)`)
+)
+
+// FullVersion is what version() returns.
+const FullVersion = "PostgreSQL " + ServerVersion + " on x86_64-pc-linux-gnu, served by qpanalytics from DuckDB"
+
+// rewriteFunctions replaces version() and current_setting('known') with
+// the session's values, as literals, before DuckDB sees the query.
+func (ss *session) rewriteFunctions(sql string) string {
+	if strings.Contains(strings.ToLower(sql), "version(") {
+		sql = reVersion.ReplaceAllString(sql, "'"+FullVersion+"'")
+	}
+	if strings.Contains(strings.ToLower(sql), "current_setting(") {
+		sql = reCurrentSetting.ReplaceAllStringFunc(sql, func(m string) string {
+			name := reCurrentSetting.FindStringSubmatch(m)[2]
+			if !ss.settings.known(name) {
+				return m
+			}
+			return "'" + strings.ReplaceAll(ss.settings.get(name), "'", "''") + "'"
+		})
+	}
+	return sql
+}

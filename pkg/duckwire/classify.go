@@ -1,0 +1,176 @@
+// Classification: splitting a Query message into statements and telling queries from session chatter and writes.
+
+package duckwire
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// kind is what a statement asks of the server.
+type kind int
+
+const (
+	kindQuery    kind = iota // runs on DuckDB
+	kindEmpty                // nothing but whitespace and comments
+	kindSet                  // SET / RESET
+	kindShow                 // SHOW
+	kindBegin                // BEGIN / START TRANSACTION
+	kindCommit               // COMMIT / END
+	kindRollback             // ROLLBACK / ABORT
+	kindNoop                 // accepted and ignored, answered with tag
+	kindRefused              // a write or an unsupported command: err
+)
+
+// statement is one SQL statement and what to do with it.
+type statement struct {
+	sql   string
+	kind  kind
+	tag   string // command tag of local statements
+	name  string // setting of SET/SHOW; "" for RESET ALL
+	value string // SET's value; "" with reset
+	reset bool   // SET ... TO DEFAULT / RESET
+	err   error  // why kindRefused
+}
+
+// split parses sql (PostgreSQL syntax) into classified statements. Text
+// pg_query cannot parse is kept as one query, for DuckDB to accept (its own
+// syntax) or reject.
+func split(sql string) []statement {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return []statement{{sql: sql, kind: kindQuery}}
+	}
+	if len(tree.Stmts) == 0 {
+		return []statement{{sql: sql, kind: kindEmpty}}
+	}
+	out := make([]statement, 0, len(tree.Stmts))
+	for _, raw := range tree.Stmts {
+		start := int(raw.StmtLocation)
+		end := len(sql)
+		if raw.StmtLen > 0 {
+			end = start + int(raw.StmtLen)
+		}
+		st := classify(raw.Stmt)
+		st.sql = strings.TrimSpace(sql[start:end])
+		out = append(out, st)
+	}
+	return out
+}
+
+// readOnlyTags names the write statements refused with 25006.
+var readOnlyTags = map[string]string{
+	"InsertStmt": "INSERT", "UpdateStmt": "UPDATE", "DeleteStmt": "DELETE", "MergeStmt": "MERGE",
+	"CreateStmt": "CREATE TABLE", "CreateTableAsStmt": "CREATE TABLE AS", "DropStmt": "DROP",
+	"AlterTableStmt": "ALTER TABLE", "TruncateStmt": "TRUNCATE", "IndexStmt": "CREATE INDEX",
+	"ViewStmt": "CREATE VIEW", "CreateSchemaStmt": "CREATE SCHEMA", "CreateSeqStmt": "CREATE SEQUENCE",
+	"CreateFunctionStmt": "CREATE FUNCTION", "GrantStmt": "GRANT", "RenameStmt": "ALTER",
+	"CommentStmt": "COMMENT", "CreatedbStmt": "CREATE DATABASE", "CreateRoleStmt": "CREATE ROLE",
+	"AlterRoleStmt": "ALTER ROLE", "RefreshMatViewStmt": "REFRESH MATERIALIZED VIEW",
+	"CreateExtensionStmt": "CREATE EXTENSION", "CompositeTypeStmt": "CREATE TYPE", "CreateEnumStmt": "CREATE TYPE",
+}
+
+func classify(n *pg_query.Node) statement {
+	switch {
+	case n.GetSelectStmt() != nil:
+		if n.GetSelectStmt().GetIntoClause() != nil {
+			return refused(codeReadOnly, "cannot execute SELECT INTO in a read-only transaction")
+		}
+		return statement{kind: kindQuery}
+	case n.GetExplainStmt() != nil:
+		return statement{kind: kindQuery}
+	case n.GetVariableSetStmt() != nil:
+		return setStatement(n.GetVariableSetStmt())
+	case n.GetVariableShowStmt() != nil:
+		return statement{kind: kindShow, tag: "SHOW", name: n.GetVariableShowStmt().GetName()}
+	case n.GetTransactionStmt() != nil:
+		switch n.GetTransactionStmt().GetKind() {
+		case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+			return statement{kind: kindBegin, tag: "BEGIN"}
+		case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
+			return statement{kind: kindCommit, tag: "COMMIT"}
+		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
+			return statement{kind: kindRollback, tag: "ROLLBACK"}
+		case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
+			return statement{kind: kindNoop, tag: "SAVEPOINT"}
+		case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
+			return statement{kind: kindNoop, tag: "RELEASE"}
+		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
+			return statement{kind: kindNoop, tag: "ROLLBACK"}
+		}
+		return refused(codeNotSupported, "two-phase commit is not supported by qpanalytics")
+	case n.GetDiscardStmt() != nil:
+		return statement{kind: kindNoop, tag: "DISCARD ALL"}
+	case n.GetDeallocateStmt() != nil:
+		if n.GetDeallocateStmt().GetName() == "" {
+			return statement{kind: kindNoop, tag: "DEALLOCATE ALL"}
+		}
+		return statement{kind: kindNoop, tag: "DEALLOCATE"}
+	case n.GetUnlistenStmt() != nil:
+		return statement{kind: kindNoop, tag: "UNLISTEN"}
+	case n.GetCopyStmt() != nil:
+		return refused(codeNotSupported, "COPY is not supported by qpanalytics: it serves a read-only analytics copy; use SELECT")
+	}
+	name := nodeName(n)
+	if tag, ok := readOnlyTags[name]; ok {
+		return refused(codeReadOnly, "cannot execute "+tag+" in a read-only transaction")
+	}
+	if strings.HasPrefix(name, "Create") || strings.HasPrefix(name, "Alter") || strings.HasPrefix(name, "Drop") {
+		return refused(codeReadOnly, "cannot execute "+strings.TrimSuffix(name, "Stmt")+" in a read-only transaction")
+	}
+	return refused(codeNotSupported, strings.TrimSuffix(name, "Stmt")+" is not supported by qpanalytics: only queries run on the analytics copy")
+}
+
+// nodeName is the node's type name, e.g. "InsertStmt".
+func nodeName(n *pg_query.Node) string {
+	s := strings.TrimPrefix(typeName(n.GetNode()), "*pg_query.Node_")
+	return s
+}
+
+func refused(code, msg string) statement {
+	return statement{kind: kindRefused, err: errorf(code, msg)}
+}
+
+func setStatement(v *pg_query.VariableSetStmt) statement {
+	switch v.GetKind() {
+	case pg_query.VariableSetKind_VAR_SET_VALUE:
+		return statement{kind: kindSet, tag: "SET", name: v.GetName(), value: setValue(v.GetArgs())}
+	case pg_query.VariableSetKind_VAR_SET_DEFAULT:
+		return statement{kind: kindSet, tag: "SET", name: v.GetName(), reset: true}
+	case pg_query.VariableSetKind_VAR_RESET:
+		return statement{kind: kindSet, tag: "RESET", name: v.GetName(), reset: true}
+	case pg_query.VariableSetKind_VAR_RESET_ALL:
+		return statement{kind: kindSet, tag: "RESET", reset: true}
+	}
+	return statement{kind: kindNoop, tag: "SET"} // SET TRANSACTION ..., SET ... FROM CURRENT
+}
+
+// setValue renders SET's arguments as PostgreSQL's SHOW would: strings
+// unquoted, lists joined with ", ".
+func setValue(args []*pg_query.Node) string {
+	parts := make([]string, 0, len(args))
+	for _, a := range args {
+		c := a.GetAConst()
+		if c == nil && a.GetTypeCast() != nil {
+			c = a.GetTypeCast().GetArg().GetAConst()
+		}
+		switch {
+		case c == nil:
+			parts = append(parts, "")
+		case c.GetSval() != nil:
+			parts = append(parts, c.GetSval().GetSval())
+		case c.GetIval() != nil:
+			parts = append(parts, strconv.Itoa(int(c.GetIval().GetIval())))
+		case c.GetFval() != nil:
+			parts = append(parts, c.GetFval().GetFval())
+		case c.GetBoolval() != nil:
+			parts = append(parts, map[bool]string{true: "on", false: "off"}[c.GetBoolval().GetBoolval()])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }

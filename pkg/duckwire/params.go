@@ -1,0 +1,195 @@
+// Parameters: Bind values in text or binary format turned into DuckDB driver values.
+
+package duckwire
+
+import (
+	"database/sql/driver"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/qpkit/qpkit/pkg/pgwire"
+)
+
+// decodeParam turns one Bind parameter of type oid into a value DuckDB
+// binds. Text values stay strings unless the type is numeric-like, so
+// DuckDB casts them to the parameter's type as it would a literal.
+func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if format == 0 {
+		s := string(b)
+		switch oid {
+		case pgwire.OIDInt2, pgwire.OIDInt4, pgwire.OIDInt8:
+			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type integer: %q", s))
+			}
+			return n, nil
+		case pgwire.OIDFloat4, pgwire.OIDFloat8:
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type double precision: %q", s))
+			}
+			return f, nil
+		case pgwire.OIDBool:
+			switch strings.ToLower(strings.TrimSpace(s)) {
+			case "t", "true", "yes", "y", "on", "1":
+				return true, nil
+			case "f", "false", "no", "n", "off", "0":
+				return false, nil
+			}
+			return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type boolean: %q", s))
+		case pgwire.OIDBytea:
+			return decodeByteaText(s)
+		}
+		return s, nil
+	}
+	if format != 1 {
+		return nil, errorf(codeProtocol, fmt.Sprintf("unsupported format code: %d", format))
+	}
+	bad := func() (driver.Value, error) {
+		return nil, errorf(codeProtocol, fmt.Sprintf("incorrect binary data format in bind parameter of type %d", oid))
+	}
+	switch oid {
+	case pgwire.OIDBool:
+		if len(b) != 1 {
+			return bad()
+		}
+		return b[0] != 0, nil
+	case pgwire.OIDInt2:
+		if len(b) != 2 {
+			return bad()
+		}
+		return int64(int16(binary.BigEndian.Uint16(b))), nil
+	case pgwire.OIDInt4:
+		if len(b) != 4 {
+			return bad()
+		}
+		return int64(int32(binary.BigEndian.Uint32(b))), nil
+	case pgwire.OIDInt8:
+		if len(b) != 8 {
+			return bad()
+		}
+		return int64(binary.BigEndian.Uint64(b)), nil
+	case pgwire.OIDFloat4:
+		if len(b) != 4 {
+			return bad()
+		}
+		return float64(math.Float32frombits(binary.BigEndian.Uint32(b))), nil
+	case pgwire.OIDFloat8:
+		if len(b) != 8 {
+			return bad()
+		}
+		return math.Float64frombits(binary.BigEndian.Uint64(b)), nil
+	case pgwire.OIDBytea:
+		return append([]byte(nil), b...), nil
+	case pgwire.OIDUUID:
+		if len(b) != 16 {
+			return bad()
+		}
+		return string(appendUUID(nil, b)), nil
+	case pgwire.OIDDate:
+		if len(b) != 4 {
+			return bad()
+		}
+		days := int64(int32(binary.BigEndian.Uint32(b)))
+		return time.Unix((days+pgEpochUnixDays)*86400, 0).UTC(), nil
+	case pgwire.OIDTimestamp, pgwire.OIDTimestamptz:
+		if len(b) != 8 {
+			return bad()
+		}
+		us := int64(binary.BigEndian.Uint64(b))
+		return time.UnixMicro(pgEpoch.UnixMicro() + us).UTC(), nil
+	case pgwire.OIDInterval:
+		if len(b) != 16 {
+			return bad()
+		}
+		return duckdb.Interval{Micros: int64(binary.BigEndian.Uint64(b)),
+			Days: int32(binary.BigEndian.Uint32(b[8:])), Months: int32(binary.BigEndian.Uint32(b[12:]))}, nil
+	case pgwire.OIDNumeric:
+		s, err := numericBinaryText(b)
+		if err != nil {
+			return bad()
+		}
+		return s, nil
+	case pgwire.OIDText, pgwire.OIDVarchar, pgwire.OIDBpchar, pgwire.OIDName, pgwire.OIDJSON, pgwire.OIDUnknown, 0:
+		return string(b), nil
+	case pgwire.OIDJSONB:
+		if len(b) == 0 || b[0] != 1 {
+			return bad()
+		}
+		return string(b[1:]), nil
+	}
+	return nil, errorf(codeNotSupported, fmt.Sprintf("binary parameters of type %d are not supported; send them as text", oid))
+}
+
+func decodeByteaText(s string) (driver.Value, error) {
+	if h, ok := strings.CutPrefix(s, `\x`); ok {
+		out, err := hex.DecodeString(h)
+		if err != nil {
+			return nil, errorf(codeInvalidText, "invalid hexadecimal data in bytea")
+		}
+		return out, nil
+	}
+	return []byte(s), nil
+}
+
+// numericBinaryText decodes numeric_send's format to its text form.
+func numericBinaryText(b []byte) (string, error) {
+	if len(b) < 8 {
+		return "", fmt.Errorf("short numeric")
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	weight := int(int16(binary.BigEndian.Uint16(b[2:])))
+	sign := binary.BigEndian.Uint16(b[4:])
+	dscale := int(binary.BigEndian.Uint16(b[6:]))
+	if len(b) != 8+2*n {
+		return "", fmt.Errorf("numeric length")
+	}
+	switch sign {
+	case 0xC000:
+		return "NaN", nil
+	case 0xD000:
+		return "Infinity", nil
+	case 0xF000:
+		return "-Infinity", nil
+	}
+	var sb strings.Builder
+	if sign == 0x4000 {
+		sb.WriteByte('-')
+	}
+	digit := func(i int) int {
+		if i < 0 || i >= n {
+			return 0
+		}
+		return int(binary.BigEndian.Uint16(b[8+2*i:]))
+	}
+	if weight < 0 {
+		sb.WriteByte('0')
+	} else {
+		for i := 0; i <= weight; i++ {
+			if i == 0 {
+				sb.WriteString(strconv.Itoa(digit(i)))
+			} else {
+				fmt.Fprintf(&sb, "%04d", digit(i))
+			}
+		}
+	}
+	if dscale > 0 {
+		sb.WriteByte('.')
+		var frac strings.Builder
+		for i := weight + 1; frac.Len() < dscale; i++ {
+			fmt.Fprintf(&frac, "%04d", digit(i))
+		}
+		sb.WriteString(frac.String()[:dscale])
+	}
+	return sb.String(), nil
+}

@@ -1,0 +1,53 @@
+package duckwire
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func psqlBin(t *testing.T) string {
+	for _, p := range []string{"/usr/lib/postgresql/15/bin/psql", "psql"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	t.Skip("psql not installed")
+	return ""
+}
+
+func runPsql(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(psqlBin(t), append([]string{"-X", "-v", "ON_ERROR_STOP=1", url}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func TestPsqlSimpleQuery(t *testing.T) {
+	s := startServer(t, nil)
+	out := runPsql(t, s.url, "-A", "-t", "-c", "select count(*), sum(l_quantity) from lineitem; select 1 as one")
+	if want := "1000|25000.00\n1\n"; out != want {
+		t.Fatalf("got %q, want %q", out, want)
+	}
+}
+
+func TestPgxSimpleProtocol(t *testing.T) {
+	s := startServer(t, nil)
+	c := connect(t, s.url, true)
+	var n int64
+	var q string
+	if err := c.QueryRow(context.Background(), "select count(*), max(l_quantity)::text from lineitem where l_orderkey > $1", 10).Scan(&n, &q); err != nil {
+		t.Fatal(err)
+	}
+	if n != 990 || q != "49.50" {
+		t.Fatalf("got %d %s", n, q)
+	}
+	_, err := c.Exec(context.Background(), "insert into lineitem values (1, 1, 'x', current_date)")
+	if err == nil || !strings.Contains(err.Error(), "25006") {
+		t.Fatalf("insert: %v", err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"encoding/binary"
 	"fmt"
-	"strconv"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -284,7 +283,7 @@ func (ss *session) execute(body []byte) {
 		return
 	}
 	if p.done {
-		ss.commandComplete(p.tag + " 0")
+		ss.commandComplete(rowsTag(p.tag, 0))
 		return
 	}
 	if err := checkFormats(p.rs.columns(), p.formats); err != nil {
@@ -308,7 +307,7 @@ func (ss *session) execute(body []byte) {
 	p.done = true
 	p.rs.close()
 	p.rs = emptyRows(p.rs.columns())
-	ss.commandComplete(p.tag + " " + strconv.FormatInt(p.sent, 10))
+	ss.commandComplete(rowsTag(p.tag, p.sent))
 }
 
 func emptyRows(cols []column) resultSet { return &localRows{cols: cols} }

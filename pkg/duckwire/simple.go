@@ -62,8 +62,17 @@ func (ss *session) finishRows(rs resultSet, tag string, formats []int16, t0 time
 		return false
 	}
 	ss.srv.metrics.query(outcomeOK, time.Since(t0))
-	ss.commandComplete(tag + " " + strconv.FormatInt(n, 10))
+	ss.commandComplete(rowsTag(tag, n))
 	return true
+}
+
+// rowsTag is the CommandComplete tag of a statement that returned n rows:
+// SELECT counts them, SHOW does not.
+func rowsTag(tag string, n int64) string {
+	if tag != "SELECT" {
+		return tag
+	}
+	return tag + " " + strconv.FormatInt(n, 10)
 }
 
 // start begins a statement: local ones are answered here (a nil

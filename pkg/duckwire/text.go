@@ -101,11 +101,11 @@ func appendFloat(dst []byte, f float64, bits int) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-Infinity"...)
 	}
-	hi := 1e15
+	lo, hi := 1e-4, 1e15
 	if bits == 32 {
-		hi = 1e6
+		lo, hi = float64(float32(1e-4)), 1e6
 	}
-	if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < hi) {
+	if a := math.Abs(f); a == 0 || (a >= lo && a < hi) {
 		return strconv.AppendFloat(dst, f, 'f', -1, bits)
 	}
 	return strconv.AppendFloat(dst, f, 'e', -1, bits)

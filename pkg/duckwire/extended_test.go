@@ -1,0 +1,171 @@
+package duckwire
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+func expect(t *testing.T, got []pgproto3.BackendMessage, want string) {
+	t.Helper()
+	if s := summary(got); s != want {
+		t.Fatalf("got  %s\nwant %s", s, want)
+	}
+}
+
+func TestSimpleQueryMessages(t *testing.T) {
+	s := startServer(t, nil)
+	c := dialRaw(t, s.addr)
+	c.send(&pgproto3.Query{String: "select 1 as a; select 'x' as b"})
+	expect(t, c.until('Z'), "T D(1) C(SELECT 1) T D(x) C(SELECT 1) Z(I)")
+	c.send(&pgproto3.Query{String: " -- nothing\n"})
+	expect(t, c.until('Z'), "I Z(I)")
+	c.send(&pgproto3.Query{String: "select 1; select nope; select 2"})
+	expect(t, c.until('Z'), "T D(1) C(SELECT 1) E(42703) Z(I)")
+	c.send(&pgproto3.Query{String: "begin; select 1"})
+	expect(t, c.until('Z'), "C(BEGIN) T D(1) C(SELECT 1) Z(T)")
+	c.send(&pgproto3.Query{String: "select nope"})
+	expect(t, c.until('Z'), "E(42703) Z(E)")
+	c.send(&pgproto3.Query{String: "select 1"})
+	expect(t, c.until('Z'), "E(25P02) Z(E)")
+	c.send(&pgproto3.Query{String: "commit"})
+	expect(t, c.until('Z'), "C(ROLLBACK) Z(I)")
+	c.send(&pgproto3.Query{String: "show transaction_isolation; show server_version; set application_name = 'x'"})
+	expect(t, c.until('Z'), "T D(repeatable read) C(SHOW) T D(15.0 (qpanalytics)) C(SHOW) S C(SET) Z(I)")
+	c.send(&pgproto3.Query{String: "select version(), current_setting('server_version_num')"})
+	expect(t, c.until('Z'), "T D("+FullVersion+",150000) C(SELECT 1) Z(I)")
+}
+
+func TestRefusesWrites(t *testing.T) {
+	s := startServer(t, nil)
+	c := dialRaw(t, s.addr)
+	for sql, code := range map[string]string{
+		"insert into lineitem values (1, 1, 'x', current_date)": "25006",
+		"create table x (a int)":                                "25006",
+		"create temp table x (a int)":                           "25006",
+		"copy lineitem to stdout":                               "0A000",
+		"copy lineitem from stdin":                              "0A000",
+		"delete from lineitem":                                  "25006",
+		"select * into t2 from lineitem":                        "25006",
+		"attach 'x.db'":                                         "25006",
+		"pragma threads=1":                                      "0A000",
+		"select * from read_csv('/etc/passwd')":                 "42501",
+	} {
+		c.send(&pgproto3.Query{String: sql})
+		got := c.until('Z')
+		if e, ok := got[0].(*pgproto3.ErrorResponse); !ok || e.Code != code {
+			t.Errorf("%s: got %s, want E(%s)", sql, summary(got), code)
+		}
+	}
+	c.send(&pgproto3.Query{String: "select count(*) from lineitem"})
+	expect(t, c.until('Z'), "T D(1000) C(SELECT 1) Z(I)")
+}
+
+func TestExtendedPortalSuspendAndResume(t *testing.T) {
+	s := startServer(t, nil)
+	c := dialRaw(t, s.addr)
+	c.send(&pgproto3.Parse{Name: "s1", Query: "select l_orderkey from lineitem where l_orderkey <= $1 order by 1"},
+		&pgproto3.Describe{ObjectType: 'S', Name: "s1"},
+		&pgproto3.Bind{DestinationPortal: "p1", PreparedStatement: "s1", Parameters: [][]byte{[]byte("5")}},
+		&pgproto3.Describe{ObjectType: 'P', Name: "p1"},
+		&pgproto3.Execute{Portal: "p1", MaxRows: 2},
+		&pgproto3.Execute{Portal: "p1", MaxRows: 2},
+		&pgproto3.Flush{})
+	got := c.until('s')
+	got = append(got, c.until('s')...)
+	expect(t, got, "1 t T 2 T D(1) D(2) s D(3) D(4) s")
+	if pd := got[1].(*pgproto3.ParameterDescription); len(pd.ParameterOIDs) != 1 || pd.ParameterOIDs[0] != 20 {
+		t.Errorf("parameter types %v, want [20]", pd.ParameterOIDs)
+	}
+	c.send(&pgproto3.Execute{Portal: "p1"}, &pgproto3.Close{ObjectType: 'P', Name: "p1"}, &pgproto3.Sync{})
+	expect(t, c.until('Z'), "D(5) C(SELECT 5) 3 Z(I)")
+	// The named statement survives Sync and runs again, in binary.
+	c.send(&pgproto3.Bind{PreparedStatement: "s1", Parameters: [][]byte{{0, 0, 0, 0, 0, 0, 0, 1}}, ParameterFormatCodes: []int16{1}, ResultFormatCodes: []int16{1}},
+		&pgproto3.Execute{}, &pgproto3.Close{ObjectType: 'S', Name: "s1"}, &pgproto3.Sync{})
+	expect(t, c.until('Z'), "2 D(\x00\x00\x00\x00\x00\x00\x00\x01) C(SELECT 1) 3 Z(I)")
+	c.send(&pgproto3.Bind{PreparedStatement: "s1"}, &pgproto3.Sync{})
+	expect(t, c.until('Z'), "E(26000) Z(I)")
+}
+
+func TestExtendedErrorSkipsToSync(t *testing.T) {
+	s := startServer(t, nil)
+	c := dialRaw(t, s.addr)
+	c.send(&pgproto3.Parse{Query: "select 1"}, &pgproto3.Bind{}, &pgproto3.Execute{},
+		&pgproto3.Parse{Query: "select nope"}, &pgproto3.Bind{}, &pgproto3.Execute{},
+		&pgproto3.Parse{Query: "select 2"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	expect(t, c.until('Z'), "1 2 D(1) C(SELECT 1) E(42703) Z(I)")
+	c.send(&pgproto3.Parse{Query: "begin"}, &pgproto3.Bind{}, &pgproto3.Execute{},
+		&pgproto3.Parse{Query: "select 1/'x'"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	got := c.until('Z')
+	if last := got[len(got)-1].(*pgproto3.ReadyForQuery); last.TxStatus != 'E' {
+		t.Fatalf("got %s, want an error and Z(E)", summary(got))
+	}
+	c.send(&pgproto3.Query{String: "rollback"})
+	expect(t, c.until('Z'), "C(ROLLBACK) Z(I)")
+	c.send(&pgproto3.Parse{Query: ""}, &pgproto3.Bind{}, &pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	expect(t, c.until('Z'), "1 2 n I Z(I)")
+	c.send(&pgproto3.Parse{Query: "select 1; select 2"}, &pgproto3.Sync{})
+	expect(t, c.until('Z'), "E(42601) Z(I)")
+}
+
+func TestPgxExtendedModes(t *testing.T) {
+	s := startServer(t, nil)
+	ctx := context.Background()
+	for _, simple := range []bool{false, true} {
+		c := connect(t, s.url, simple)
+		for i := 0; i < 2; i++ { // the second run uses the statement cache
+			var (
+				i8   int64
+				num  string
+				ts   time.Time
+				tstz time.Time
+				arr  []int32
+				txt  string
+				b    bool
+				iv   time.Duration
+			)
+			err := c.QueryRow(ctx, `select i8, num::text, ts, tstz, [1,2,3]::int[], t, b, interval '2 hours' from types where i4 = $1 and t like $2`, 42, "h%").
+				Scan(&i8, &num, &ts, &tstz, &arr, &txt, &b, &iv)
+			if err != nil {
+				t.Fatalf("simple=%v: %v", simple, err)
+			}
+			if i8 != 9007199254740993 || num != "1.50" || ts.Format(time.RFC3339Nano) != "2024-01-02T03:04:05.123456Z" ||
+				!tstz.Equal(time.Date(2024, 1, 2, 3, 4, 5, 5e8, time.UTC)) || len(arr) != 3 || arr[2] != 3 || txt != `héllo "q"` || !b || iv != 2*time.Hour {
+				t.Fatalf("simple=%v: got %v %v %v %v %v %v %v %v", simple, i8, num, ts, tstz, arr, txt, b, iv)
+			}
+		}
+		rows, err := c.Query(ctx, "select l_orderkey, l_quantity, l_shipdate from lineitem order by 1 limit 3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if vals[0].(int64) != int64(n) {
+				t.Fatalf("row %d: %v", n, vals)
+			}
+		}
+		if rows.Err() != nil || n != 3 {
+			t.Fatalf("rows: %d %v", n, rows.Err())
+		}
+		var d time.Time
+		if err := c.QueryRow(ctx, "select $1::date + 1", time.Date(2024, 2, 28, 0, 0, 0, 0, time.UTC)).Scan(&d); err != nil || d.Day() != 29 {
+			t.Fatalf("date param: %v %v", d, err)
+		}
+		if _, err := c.Exec(ctx, "select * from nope"); err == nil {
+			t.Fatal("no error for a missing table")
+		}
+		var one int
+		if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+			t.Fatalf("after error: %v", err)
+		}
+	}
+	_ = pgx.QueryExecModeCacheStatement
+}

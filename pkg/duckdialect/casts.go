@@ -132,6 +132,28 @@ func guardText(x *pg_query.Node) *pg_query.Node {
 	return caseWhen(in, raise("text of floating-point and interval values is not supported; cast to numeric(p,s) first"), cast(x, "varchar"))
 }
 
+// outputText converts a concatenation operand to text the way
+// PostgreSQL's output functions write it: booleans as t/f (DuckDB writes
+// true/false); floating-point values and intervals raise an error, since
+// DuckDB writes them differently. String literals pass as they are.
+func outputText(x *pg_query.Node) *pg_query.Node {
+	if _, ok := constString(x); ok || isInteger(x) {
+		return x
+	}
+	isBool := op("=", call("typeof", x), strConst("BOOLEAN"))
+	return caseWhen(isBool, call("left", cast(x, "varchar"), intConst(1)), guardText(x))
+}
+
+// concatText converts an operand of || to text as PostgreSQL's
+// anynonarray || text does, with the text cast (true, not t): literals and
+// integers as they are, other types through guardText.
+func concatText(x *pg_query.Node) *pg_query.Node {
+	if _, ok := constString(x); ok || isInteger(x) {
+		return x
+	}
+	return guardText(x)
+}
+
 // integerFuncs return integers in both engines.
 var integerFuncs = map[string]bool{
 	"count": true, "length": true, "char_length": true, "character_length": true,

@@ -31,10 +31,6 @@ func figure(n *pg_query.Node) (string, int) {
 		if s := f[len(f)-1].GetString_(); s != nil {
 			return s.Sval, 2
 		}
-	case *pg_query.Node_AConst:
-		if v.AConst.GetBoolval() != nil {
-			return "bool", 2
-		}
 	case *pg_query.Node_TypeCast:
 		if name, s := figure(v.TypeCast.Arg); s == 2 {
 			return name, 2

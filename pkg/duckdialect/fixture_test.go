@@ -27,6 +27,14 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // SessionSQL, the way the server must.
 func openDuck(t testing.TB) *sql.DB {
 	t.Helper()
+	db := openDuckShared()
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openDuckShared is openDuck for databases that live as long as the test
+// binary.
+func openDuckShared() *sql.DB {
 	c, err := duckdb.NewConnector("", func(ex driver.ExecerContext) error {
 		for _, s := range SessionSQL() {
 			if _, err := ex.ExecContext(context.Background(), s, nil); err != nil {
@@ -36,11 +44,9 @@ func openDuck(t testing.TB) *sql.DB {
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		panic(err) // an in-memory database with a fixed init cannot fail to configure
 	}
-	db := sql.OpenDB(c)
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sql.OpenDB(c)
 }
 
 // engines is PostgreSQL and DuckDB holding the same TPC-H data.
@@ -252,6 +258,8 @@ func compareResults(want, got result, keys []int) error {
 	}
 	return nil
 }
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 func sortRows(rows [][]string) [][]string {
 	out := append([][]string(nil), rows...)

@@ -20,8 +20,8 @@ var sameFuncs = wordSet(`
 	abs ceil ceiling floor sign sqrt cbrt exp ln log10 power pow mod pi
 	degrees radians sin cos tan asin acos atan atan2
 	lower upper length char_length character_length replace reverse
-	left right lpad rpad repeat strpos starts_with split_part
-	concat concat_ws md5 ascii chr translate ltrim rtrim
+	left right repeat strpos starts_with split_part
+	md5 ascii chr translate ltrim rtrim
 	now
 `)
 
@@ -41,14 +41,19 @@ var funcHandlers map[string]func(r *rewriter, fc *pg_query.FuncCall) (*pg_query.
 
 func init() {
 	funcHandlers = map[string]func(r *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error){
-		"extract":   extract,
-		"date_part": extract,
-		"substring": substring,
-		"substr":    substring,
-		"round":     round,
-		"trunc":     trunc,
-		"to_char":   toChar,
-		"to_date":   toDate,
+		"extract":         extract,
+		"date_part":       extract,
+		"substring":       substring,
+		"substr":          substring,
+		"round":           round,
+		"trunc":           trunc,
+		"lpad":            pad,
+		"rpad":            pad,
+		"concat":          concat,
+		"concat_ws":       concat,
+		"percentile_cont": percentileCont,
+		"to_char":         toChar,
+		"to_date":         toDate,
 		"to_timestamp": func(r *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 			return toTimestamp(fc)
 		},
@@ -197,6 +202,42 @@ func floatGuarded(fc *pg_query.FuncCall, name, floatOne string) (*pg_query.Node,
 		return call(name, x, args[1]), nil
 	}
 	return caseWhen(isFloat, raise("function "+name+"(double precision, integer) does not exist"), call(name, x, args[1])), nil
+}
+
+// pad fills with a space by default in PostgreSQL; DuckDB needs the fill.
+func pad(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	name, _ := funcName(fc.Funcname)
+	switch len(fc.Args) {
+	case 2:
+		return call(name, fc.Args[0], fc.Args[1], strConst(" ")), nil
+	case 3:
+		return call(name, fc.Args...), nil
+	}
+	return nil, unsupported("%s with %d arguments", name, len(fc.Args))
+}
+
+// concat writes its arguments with PostgreSQL's output functions.
+func concat(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	name, _ := funcName(fc.Funcname)
+	args := make([]*pg_query.Node, len(fc.Args))
+	for i, a := range fc.Args {
+		args[i] = outputText(a)
+	}
+	return call(name, args...), nil
+}
+
+// percentileCont interpolates in double precision, as PostgreSQL's
+// percentile_cont(double precision) does; DuckDB would keep a decimal
+// column's scale and round.
+func percentileCont(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	if len(fc.AggOrder) != 1 || !fc.AggWithinGroup {
+		return nil, unsupported("percentile_cont without WITHIN GROUP (ORDER BY one value)")
+	}
+	sb := fc.AggOrder[0].GetSortBy()
+	sb.Node = cast(sb.Node, "double")
+	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("percentile_cont")}
+	fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
+	return &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: fc}}, nil
 }
 
 // wordSet makes a set from whitespace-separated words.

@@ -13,7 +13,7 @@ import (
 // PostgreSQL's on the types both engines share (integer "/" given
 // SessionSQL's integer_division).
 var sameOps = map[string]bool{
-	"+": true, "-": true, "*": true, "^": true, "||": true,
+	"+": true, "-": true, "*": true, "^": true,
 	"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true,
 }
 
@@ -26,17 +26,31 @@ var likeOps = map[string]string{
 
 // aExpr rewrites an operator expression.
 func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, error) {
+	switch e.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_SIMILAR:
+		return nil, unsupported("SIMILAR TO")
+	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
+		return nil, unsupported("ANY/ALL over arrays")
+	}
 	var err error
 	if e.Lexpr, err = r.exprOrNil(e.Lexpr); err != nil {
 		return nil, err
 	}
-	if e.Rexpr, err = r.exprOrNil(e.Rexpr); err != nil {
+	if esc := likeEscape(e); esc != nil {
+		// LIKE ... ESCAPE x arrives as like_escape(pattern, x).
+		if err := r.exprList(esc.Args); err != nil {
+			return nil, err
+		}
+	} else if e.Rexpr, err = r.exprOrNil(e.Rexpr); err != nil {
 		return nil, err
 	}
 	name := opName(e)
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		switch {
+		case name == "||":
+			e.Lexpr, e.Rexpr = concatText(e.Lexpr), concatText(e.Rexpr)
+			return n, nil
 		case sameOps[name]:
 			return n, nil
 		case name == "/" || name == "%":
@@ -54,10 +68,6 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 		return n, nil
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		return like(n, e, name)
-	case pg_query.A_Expr_Kind_AEXPR_SIMILAR:
-		return nil, unsupported("SIMILAR TO")
-	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
-		return nil, unsupported("ANY/ALL over arrays")
 	}
 	return nil, unsupported("%s", e.Kind)
 }
@@ -84,14 +94,27 @@ func like(n *pg_query.Node, e *pg_query.A_Expr, name string) (*pg_query.Node, er
 	if fn == "" {
 		return nil, unsupported("operator %s", name)
 	}
-	if fc := e.Rexpr.GetFuncCall(); fc != nil {
-		if fname, _ := funcName(fc.Funcname); fname == "like_escape" && len(fc.Args) == 2 {
-			// LIKE ... ESCAPE x: DuckDB takes the escape character directly.
-			return call(fn, e.Lexpr, fc.Args[0], fc.Args[1]), nil
-		}
+	if fc := likeEscape(e); fc != nil {
+		return call(fn, e.Lexpr, fc.Args[0], fc.Args[1]), nil
 	}
 	if p, ok := constString(e.Rexpr); ok && !strings.Contains(p, `\`) {
 		return n, nil // no escape character: plain LIKE, which DuckDB optimizes
 	}
 	return call(fn, e.Lexpr, e.Rexpr, strConst(`\`)), nil
+}
+
+// likeEscape returns the like_escape(pattern, escape) call PostgreSQL's
+// parser makes of LIKE ... ESCAPE, or nil.
+func likeEscape(e *pg_query.A_Expr) *pg_query.FuncCall {
+	if e.Kind != pg_query.A_Expr_Kind_AEXPR_LIKE && e.Kind != pg_query.A_Expr_Kind_AEXPR_ILIKE {
+		return nil
+	}
+	fc := e.Rexpr.GetFuncCall()
+	if fc == nil || len(fc.Args) != 2 {
+		return nil
+	}
+	if name, _ := funcName(fc.Funcname); name != "like_escape" {
+		return nil
+	}
+	return fc
 }

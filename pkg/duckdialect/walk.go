@@ -3,6 +3,8 @@
 package duckdialect
 
 import (
+	"fmt"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -80,12 +82,8 @@ func (r *rewriter) selectStmt(s *pg_query.SelectStmt) error {
 			return err
 		}
 	}
-	for _, row := range s.ValuesLists {
-		l := row.GetList()
-		if l == nil {
-			return unsupported("VALUES row %s", nodeName(row))
-		}
-		if err := r.exprList(l.Items); err != nil {
+	if len(s.ValuesLists) > 0 {
+		if err := r.values(s); err != nil {
 			return err
 		}
 	}
@@ -98,6 +96,38 @@ func (r *rewriter) selectStmt(s *pg_query.SelectStmt) error {
 	if s.LimitOffset, err = r.exprOrNil(s.LimitOffset); err != nil {
 		return err
 	}
+	return nil
+}
+
+// values rewrites VALUES rows and names the columns column1, column2, ...
+// as PostgreSQL does (DuckDB says col0, col1, ...): the statement becomes
+// SELECT * FROM (VALUES ...) AS "*VALUES*"(column1, ...), keeping its
+// ORDER BY and LIMIT outside.
+func (r *rewriter) values(s *pg_query.SelectStmt) error {
+	width := -1
+	for _, row := range s.ValuesLists {
+		l := row.GetList()
+		if l == nil {
+			return unsupported("VALUES row %s", nodeName(row))
+		}
+		if err := r.exprList(l.Items); err != nil {
+			return err
+		}
+		if width == -1 {
+			width = len(l.Items)
+		}
+	}
+	alias := &pg_query.Alias{Aliasname: "*VALUES*"}
+	for i := 1; i <= width; i++ {
+		alias.Colnames = append(alias.Colnames, pg_query.MakeStrNode(fmt.Sprintf("column%d", i)))
+	}
+	inner := &pg_query.SelectStmt{ValuesLists: s.ValuesLists}
+	s.ValuesLists = nil
+	s.TargetList = []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(pg_query.MakeColumnRefNode([]*pg_query.Node{pg_query.MakeAStarNode()}, -1), -1)}
+	s.FromClause = []*pg_query.Node{{Node: &pg_query.Node_RangeSubselect{RangeSubselect: &pg_query.RangeSubselect{
+		Subquery: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}},
+		Alias:    alias,
+	}}}}
 	return nil
 }
 

@@ -70,3 +70,38 @@ func TestRunAppenderSplitsAndVerifies(t *testing.T) {
 	}
 	t.Logf("progress:\n%s", progress.String())
 }
+
+func TestRunParquet(t *testing.T) {
+	ctx := context.Background()
+	url := newSource(t, splitSchema)
+	dir := t.TempDir()
+	scratch := t.TempDir()
+	tgt := dir + "/copy.duckdb"
+	res, err := Run(ctx, Options{SourceURL: url, Target: tgt, Tables: []string{"big", "small", "empty", "other.Mixed"},
+		Strategy: Parquet, ScratchDir: scratch, Readers: 2, Writers: 2, RangePages: 20, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Strategy != Parquet || len(res.Checks) != 4 {
+		t.Errorf("result %+v", res)
+	}
+	if got := dirNames(t, scratch); len(got) != 0 {
+		t.Errorf("scratch files left: %v", got)
+	}
+	if got := dirNames(t, dir); len(got) != 1 {
+		t.Errorf("target directory holds %v", got)
+	}
+	db := openCopy(t, tgt)
+	if n, want := queryInt(t, db, `SELECT count(*) FROM public.big`), pgInt(t, url, "SELECT count(*) FROM big"); n != want {
+		t.Errorf("copy has %d rows of big, want %d", n, want)
+	}
+	checks, err := Verify(ctx, VerifyOptions{SourceURL: url, DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if !c.Match {
+			t.Errorf("standalone verify: %+v", c)
+		}
+	}
+}

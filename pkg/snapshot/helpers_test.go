@@ -99,3 +99,13 @@ func dirNames(t *testing.T, dir string) []string {
 
 // target is a fresh target path in a temporary directory.
 func target(t *testing.T) string { return filepath.Join(t.TempDir(), "copy.duckdb") }
+
+// mustConfig parses a connection URL.
+func mustConfig(t *testing.T, url string) *pgx.ConnConfig {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}

@@ -51,3 +51,22 @@ func TestPgxSimpleProtocol(t *testing.T) {
 		t.Fatalf("insert: %v", err)
 	}
 }
+
+func TestPsqlDescribe(t *testing.T) {
+	s := startServer(t, nil)
+	out := runPsql(t, s.url, "-c", `\dt`)
+	if !strings.Contains(out, "lineitem | table") || !strings.Contains(out, "types    | table") || strings.Contains(out, "snapshot") {
+		t.Fatalf("\\dt:\n%s", out)
+	}
+	out = runPsql(t, s.url, "-c", `\d lineitem`)
+	for _, want := range []string{`Table "main.lineitem"`, "l_orderkey | bigint", "not null", "l_quantity | numeric(15,2)", "l_shipdate | date"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("\\d lineitem lacks %q:\n%s", want, out)
+		}
+	}
+	t.Log(out)
+	out = runPsql(t, s.url, "-c", `\dt line*`)
+	if !strings.Contains(out, "lineitem") || strings.Contains(out, "types") {
+		t.Fatalf("\\dt line*:\n%s", out)
+	}
+}

@@ -157,11 +157,14 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	res := &Result{Target: o.Target, TakenAt: takenAt, SnapshotID: r.snap.ID, WALLSN: r.snap.LSN,
 		Strategy: o.Strategy, Readers: readers, Writers: writers}
 	for i, t := range tables {
-		res.Tables = append(res.Tables, TableResult{Schema: t.Schema, Name: t.Name, Rows: stats[i].rows.Load(),
-			Bytes: stats[i].bytes.Load(), Pages: t.Pages, Ranges: perTable[i], Duration: stats[i].duration()})
+		tr := TableResult{Schema: t.Schema, Name: t.Name, Rows: stats[i].rows.Load(),
+			Bytes: stats[i].bytes.Load(), Pages: t.Pages, Ranges: perTable[i], Duration: stats[i].duration()}
+		res.Tables = append(res.Tables, tr)
+		r.log.Info("table copied", "table", t.String(), "rows", tr.Rows, "bytes", tr.Bytes, "pages", tr.Pages,
+			"ranges", tr.Ranges, "duration", tr.Duration.Round(time.Millisecond))
 	}
 	if o.Verify {
-		if res.Checks, err = r.verify(ctx, tables); err != nil {
+		if res.Checks, err = r.verify(ctx, tables, ranges); err != nil {
 			return nil, err
 		}
 	}

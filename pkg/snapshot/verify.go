@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
+	"runtime"
 	"strings"
+	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
@@ -26,6 +29,9 @@ type VerifyOptions struct {
 	// Tables limits the check; nil means every table in the file's
 	// metadata.
 	Tables []string
+	// Readers is the number of parallel source readers; 0 means
+	// AutoWorkers' choice.
+	Readers int
 	// Logger receives structured logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -61,8 +67,10 @@ func (e *MismatchError) Error() string {
 
 // Verify compares, per table, the row count and checksum of the current
 // source with the copy, and says whether the source has moved on since
-// the snapshot's recorded WAL position. Differences are reported in the
-// checks, not as an error; the error is for failing to compare at all.
+// the snapshot's recorded WAL position. The source side is read by
+// parallel readers sharing one exported snapshot, split into ctid ranges.
+// Differences are reported in the checks, not as an error; the error is
+// for failing to compare at all.
 func Verify(ctx context.Context, opts VerifyOptions) ([]TableCheck, error) {
 	log := opts.Logger
 	if log == nil {
@@ -91,93 +99,128 @@ func Verify(ctx context.Context, opts VerifyOptions) ([]TableCheck, error) {
 			names = append(names, t.Schema+"."+t.Name)
 		}
 	}
-	conn, err := pgx.Connect(ctx, opts.SourceURL)
+	cfg, err := pgx.ParseConfig(opts.SourceURL)
 	if err != nil {
-		return nil, fmt.Errorf("verify: connect source: %w", err)
+		return nil, fmt.Errorf("verify: parse source URL: %w", err)
 	}
-	defer conn.Close(context.Background())
-	if err := conn.PgConn().Exec(ctx, sessionSetup+"; BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").Close(); err != nil {
-		return nil, fmt.Errorf("verify: begin: %w", err)
-	}
-	var lsn string
-	var moved bool
-	err = conn.QueryRow(ctx, `SELECT cur::text, cur > $1::pg_lsn FROM (SELECT CASE WHEN pg_is_in_recovery()
-		THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END AS cur) s`, meta.WALLSN).Scan(&lsn, &moved)
-	if err != nil {
-		return nil, fmt.Errorf("verify: read WAL position: %w", err)
-	}
-	tables, err := describeTables(ctx, conn, names, true)
+	cfg.RuntimeParams["application_name"] = "qpanalytics-verify"
+	snap, err := exportSnapshot(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	var checks []TableCheck
-	for _, t := range tables {
-		c, err := checkTable(ctx, conn, db, t)
-		if err != nil {
-			return nil, err
+	defer snap.end(context.Background())
+	var moved bool
+	if err := snap.conn.QueryRow(ctx, `SELECT $1::pg_lsn > $2::pg_lsn`, snap.LSN, meta.WALLSN).Scan(&moved); err != nil {
+		return nil, fmt.Errorf("verify: compare WAL positions: %w", err)
+	}
+	tables, err := describeTables(ctx, snap.conn, names, true)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	readers := opts.Readers
+	if readers == 0 {
+		readers, _ = AutoWorkers(runtime.NumCPU(), sourceIsLocal(&cfg.Config))
+	}
+	ranges, _ := planRanges(tables, 0, readers)
+	conns := []*pgx.Conn{snap.conn}
+	defer func() {
+		for _, c := range conns[1:] {
+			c.Close(context.Background())
 		}
+	}()
+	for range min(readers, len(ranges)) - 1 {
+		c, err := importSnapshot(ctx, cfg, snap.ID)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		conns = append(conns, c)
+	}
+	checks, err := compare(ctx, conns, db, tables, ranges)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	for i := range checks {
+		c := &checks[i]
 		c.SourceMoved = moved
 		if !c.Match {
 			if moved {
-				c.Note = fmt.Sprintf("source WAL moved from %s to %s since the snapshot; the difference may be writes made after it", meta.WALLSN, lsn)
+				c.Note = fmt.Sprintf("source WAL moved from %s to %s since the snapshot; the difference may be writes made after it", meta.WALLSN, snap.LSN)
 			} else {
-				c.Note = fmt.Sprintf("source WAL still at %s: the copy differs from the data it was taken from", lsn)
+				c.Note = fmt.Sprintf("source WAL still at %s: the copy differs from the data it was taken from", snap.LSN)
 			}
 		}
-		log.Info("verified", "table", t.String(), "match", c.Match, "source_rows", c.SourceRows, "copy_rows", c.CopyRows, "source_moved", moved)
-		checks = append(checks, c)
+		log.Info("verified", "table", c.Schema+"."+c.Name, "match", c.Match, "source_rows", c.SourceRows, "copy_rows", c.CopyRows, "source_moved", moved)
 	}
 	return checks, nil
 }
 
-// checkTable computes one table's count and checksum on both sides. The
-// source side runs on conn, whose transaction decides what it sees.
-func checkTable(ctx context.Context, conn *pgx.Conn, db *sql.DB, t *table) (TableCheck, error) {
-	c := TableCheck{Schema: t.Schema, Name: t.Name}
-	pgQ, duckQ, err := checksumQueries(t, "")
-	if err != nil {
-		return c, err
+// compare computes every table's count and checksum on both sides at once:
+// the source side range by range on conns (whose transactions decide what
+// they see; the sums add up), the copy side table by table on db.
+func compare(ctx context.Context, conns []*pgx.Conn, db *sql.DB, tables []*table, ranges []pageRange) ([]TableCheck, error) {
+	checks := make([]TableCheck, len(tables))
+	sums := make([]big.Int, len(tables))
+	var mu sync.Mutex
+	queue := make(chan pageRange, len(ranges))
+	for _, rg := range ranges {
+		queue <- rg
 	}
-	var g errgroup.Group
+	close(queue)
+	g, gctx := errgroup.WithContext(ctx)
+	for _, conn := range conns {
+		g.Go(func() error {
+			for rg := range queue {
+				t := tables[rg.Table]
+				q, _, err := checksumQueries(t, rg.where())
+				if err != nil {
+					return err
+				}
+				var n int64
+				var sum string
+				if err := conn.QueryRow(gctx, q).Scan(&n, &sum); err != nil {
+					return fmt.Errorf("checksum %s pages %s in PostgreSQL: %w", t, rangeText(rg), err)
+				}
+				var v big.Int
+				if _, ok := v.SetString(sum, 10); !ok {
+					return fmt.Errorf("checksum %s: PostgreSQL returned %q", t, sum)
+				}
+				mu.Lock()
+				checks[rg.Table].SourceRows += n
+				sums[rg.Table].Add(&sums[rg.Table], &v)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
-		if err := conn.QueryRow(ctx, pgQ).Scan(&c.SourceRows, &c.SourceSum); err != nil {
-			return fmt.Errorf("checksum %s in PostgreSQL: %w", t, err)
-		}
-		return nil
-	})
-	g.Go(func() error {
-		if err := db.QueryRowContext(ctx, duckQ).Scan(&c.CopyRows, &c.CopySum); err != nil {
-			return fmt.Errorf("checksum %s in DuckDB: %w", t, err)
+		for i, t := range tables {
+			_, q, err := checksumQueries(t, "")
+			if err != nil {
+				return err
+			}
+			if err := db.QueryRowContext(gctx, q).Scan(&checks[i].CopyRows, &checks[i].CopySum); err != nil {
+				return fmt.Errorf("checksum %s in DuckDB: %w", t, err)
+			}
 		}
 		return nil
 	})
 	if err := g.Wait(); err != nil {
-		return c, err
+		return nil, err
 	}
-	c.Match = c.SourceRows == c.CopyRows && c.SourceSum == c.CopySum
-	return c, nil
+	for i, t := range tables {
+		c := &checks[i]
+		c.Schema, c.Name, c.SourceSum = t.Schema, t.Name, sums[i].String()
+		c.Match = c.SourceRows == c.CopyRows && c.SourceSum == c.CopySum
+	}
+	return checks, nil
 }
 
 // verify checks every table of a run against the exported snapshot, with
-// the reader connections (each still in the snapshot's transaction) in
-// parallel; any difference fails the run with a *MismatchError.
-func (r *run) verify(ctx context.Context, tables []*table) ([]TableCheck, error) {
-	conns := make(chan *pgx.Conn, len(r.readers))
-	for _, c := range r.readers {
-		conns <- c
-	}
-	checks := make([]TableCheck, len(tables))
-	g, gctx := errgroup.WithContext(ctx)
-	for i, t := range tables {
-		g.Go(func() error {
-			conn := <-conns
-			defer func() { conns <- conn }()
-			c, err := checkTable(gctx, conn, r.db, t)
-			checks[i] = c
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+// the reader connections (each still in the snapshot's transaction); any
+// difference fails the run with a *MismatchError.
+func (r *run) verify(ctx context.Context, tables []*table, ranges []pageRange) ([]TableCheck, error) {
+	checks, err := compare(ctx, r.readers, r.db, tables, ranges)
+	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
 	for _, c := range checks {

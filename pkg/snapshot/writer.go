@@ -4,7 +4,6 @@ package snapshot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/qpkit/qpkit/pkg/copybin"
@@ -72,6 +71,3 @@ func writeLoop(ctx context.Context, w int, strat writeStrategy, tables []*table,
 		free <- it.Batch // never blocks: free holds every batch
 	}
 }
-
-// errAborted is the error of sinks used after abort.
-var errAborted = errors.New("snapshot aborted")

@@ -22,6 +22,8 @@ func TestErrorsStayErrors(t *testing.T) {
 		"select substring(s from 1 for i) from t",
 		"select round(f, 1) from t",
 		"select 2147483647::int + 1",
+		"select (select i from t)",
+		"select to_date('2020-13-01', 'YYYY-MM-DD')",
 	} {
 		t.Run(q, func(t *testing.T) {
 			if _, err := pgQuery(ctx, pg, q); err == nil {
@@ -208,5 +210,20 @@ func TestCompareDetects(t *testing.T) {
 	}
 	if compareResults(want, got, nil) == nil {
 		t.Fatal("untranslated answers compared equal under the TPC-H rule")
+	}
+}
+
+// TestCacheKeepsResults checks that a cached translation and a cached
+// refusal come back unchanged.
+func TestCacheKeepsResults(t *testing.T) {
+	for i := 0; i < 2; i++ {
+		out, err := Translate("select 7/2 as q")
+		if err != nil || out != `SELECT 7 / 2 AS q` {
+			t.Fatalf("round %d: %q, %v", i, out, err)
+		}
+		var ue *UnsupportedError
+		if _, err := Translate("select pg_sleep(1)"); !errors.As(err, &ue) {
+			t.Fatalf("round %d: refusal lost: %v", i, err)
+		}
 	}
 }

@@ -17,7 +17,7 @@ var sameFuncs = wordSet(`
 	bool_and bool_or string_agg corr covar_pop covar_samp
 	row_number rank dense_rank percent_rank cume_dist ntile lag lead
 	first_value last_value nth_value
-	abs ceil ceiling floor sign sqrt cbrt exp ln log10 power pow mod pi
+	abs ceil ceiling floor sign sqrt cbrt exp ln log log10 power pow mod pi
 	degrees radians sin cos tan asin acos atan atan2
 	lower upper length char_length character_length replace reverse
 	left right repeat strpos starts_with split_part
@@ -54,9 +54,8 @@ func init() {
 		"percentile_cont": percentileCont,
 		"to_char":         toChar,
 		"to_date":         toDate,
-		"to_timestamp": func(r *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
-			return toTimestamp(fc)
-		},
+		"to_timestamp":    toTimestamp,
+		"date_trunc":      dateTrunc,
 	}
 }
 

@@ -147,7 +147,7 @@ var semanticCases = []string{
 	"select lower('AbC') as a, upper('aBc') as b, length('héllo') as c, char_length('abc') as e, replace('abcabc', 'b', 'x') as f, reverse('abc') as g, left('abcde', 2) as h, left('abcde', -2) as k, right('abcde', 2) as m, right('abcde', -2) as o",
 	"select lpad('ab', 5, 'x') as a, lpad('abcdef', 3) as b, rpad('ab', 4) as c, repeat('ab', 3) as e, strpos('abc', 'c') as f, position('b' in 'abc') as g, split_part('a,b,c', ',', 2) as h, split_part('a,b,c', ',', 5) as k, md5('abc') as m, ascii('A') as o, chr(66) as p",
 	"select translate('abcb', 'b', 'x') as a, btrim('  a  ') as b, trim(both 'x' from 'xxaxx') as c, ltrim('  a ') as e, rtrim(' a  ') as f, trim(leading from '  a') as g, starts_with('abc', 'ab') as h, concat('x', 1, true) as k",
-	"select abs(-1.5) as a, ceil(1.2) as b, ceiling(-1.2) as c, floor(-1.2) as e, sign(-3) as f, sqrt(2) as g, cbrt(27::float8) as h, exp(1) as k, ln(10) as m, log10(100) as o, power(2, 10) as p, mod(7, 3) as q, mod(-7, 3) as r, pi() as s, degrees(1) as u, radians(180) as v, sin(1) as w, atan2(1, 2) as x",
+	"select abs(-1.5) as a, ceil(1.2) as b, ceiling(-1.2) as c, floor(-1.2) as e, sign(-3) as f, sqrt(2) as g, cbrt(27::float8) as h, exp(1) as k, ln(10) as m, log10(100) as o, log(1000) as o2, log(2, 8) as o3, power(2, 10) as p, mod(7, 3) as q, mod(-7, 3) as r, pi() as s, degrees(1) as u, radians(180) as v, sin(1) as w, atan2(1, 2) as x",
 	// Aggregates and windows.
 	"select stddev(n) as a, variance(n) as b, stddev_pop(f) as c, var_samp(i) as e, string_agg(s, ',' order by s) as f, bool_and(i > 0) as g, bool_or(i > 2) as h, every(i > -10) as k, corr(i, f) as m, avg(i) as o, min(s) as p, max(d) as q from t",
 	"select percentile_cont(0.5) within group (order by n) as a, percentile_disc(0.5) within group (order by i) as b, mode() within group (order by c) as m from t",
@@ -166,6 +166,12 @@ var semanticCases = []string{
 	"select i, i is distinct from 1 as a, i is not distinct from null as b, (i > 1) is true as c, (i > 1) is unknown as e from t order by i",
 	"select i from t order by i limit 2 offset 1",
 	"select distinct c from t order by c",
+	// to_char, to_date, to_timestamp, date_trunc.
+	"select ts, to_char(ts, 'YYYY-MM-DD HH24:MI:SS') as a, to_char(ts, 'DD/MM/YY HH12:MI AM') as b, to_char(ts, 'Dy, DD Mon YYYY') as c, to_char(ts, 'FMDay FMMonth DDD') as e, to_char(ts, 'HH24:MI:SS.MS') as f, to_char(ts, 'SS.US') as g, to_char(d, 'YYYY\"Q\"MM') as h from t order by ts",
+	"select to_date('2020-03-04', 'YYYY-MM-DD') as a, to_date('04/03/2020', 'DD/MM/YYYY') as b, to_timestamp('2020-03-04 05:06:07', 'YYYY-MM-DD HH24:MI:SS') as c, to_timestamp(86400.5) as e",
+	"select d, date_trunc('month', d) as m, date_trunc('week', d) as w, date_trunc('year', ts) as y, date_trunc('hour', ts) as h, date_trunc('quarter', d) as q from t order by d",
+	// Time zone: the session is UTC like the cluster.
+	"select '2020-01-01 23:30:00-05'::timestamptz as a, '2020-01-01 23:30:00-05'::timestamptz::date as b",
 	"select distinct on (c) c, i from t order by c, i",
 }
 

@@ -14,8 +14,12 @@ import (
 // translation, returns an *UnsupportedError; one PostgreSQL cannot parse
 // returns a *SyntaxError. EXPLAIN [ANALYZE] of a query is translated to
 // DuckDB's EXPLAIN of the translated query (DuckDB's plan, not
-// PostgreSQL's).
-func Translate(sql string) (string, error) {
+// PostgreSQL's). Results are cached by statement text, so repeating a
+// statement costs a map lookup. It is safe for concurrent use.
+func Translate(sql string) (string, error) { return cachedTranslate(sql) }
+
+// translate is Translate without the cache.
+func translate(sql string) (string, error) {
 	tree, err := parse(sql)
 	if err != nil {
 		return "", err

@@ -50,9 +50,10 @@ func TestRefusesWrites(t *testing.T) {
 		"copy lineitem from stdin":                              "0A000",
 		"delete from lineitem":                                  "25006",
 		"select * into t2 from lineitem":                        "25006",
-		"attach 'x.db'":                                         "25006",
-		"pragma threads=1":                                      "0A000",
-		"select * from read_csv('/etc/passwd')":                 "42501",
+		"attach 'x.db'":                                         "42601",
+		"pragma threads=1":                                      "42601",
+		"select * from read_csv('/etc/passwd')":                 "0A000",
+		"select 1 for update":                                   "0A000",
 	} {
 		c.send(&pgproto3.Query{String: sql})
 		got := c.until('Z')
@@ -122,18 +123,18 @@ func TestPgxExtendedModes(t *testing.T) {
 				num  string
 				ts   time.Time
 				tstz time.Time
-				arr  []int32
+				arr  []string
 				txt  string
 				b    bool
 				iv   time.Duration
 			)
-			err := c.QueryRow(ctx, `select i8, num::text, ts, tstz, [1,2,3]::int[], t, b, interval '2 hours' from types where i4 = $1 and t like $2`, 42, "h%").
+			err := c.QueryRow(ctx, `select i8, num::text, ts, tstz, tarr, t, b, interval '2 hours' from types where i4 = $1 and t like $2`, 42, "h%").
 				Scan(&i8, &num, &ts, &tstz, &arr, &txt, &b, &iv)
 			if err != nil {
 				t.Fatalf("simple=%v: %v", simple, err)
 			}
 			if i8 != 9007199254740993 || num != "1.50" || ts.Format(time.RFC3339Nano) != "2024-01-02T03:04:05.123456Z" ||
-				!tstz.Equal(time.Date(2024, 1, 2, 3, 4, 5, 5e8, time.UTC)) || len(arr) != 3 || arr[2] != 3 || txt != `héllo "q"` || !b || iv != 2*time.Hour {
+				!tstz.Equal(time.Date(2024, 1, 2, 3, 4, 5, 5e8, time.UTC)) || len(arr) != 2 || arr[0] != "a b" || txt != `héllo "q"` || !b || iv != 2*time.Hour {
 				t.Fatalf("simple=%v: got %v %v %v %v %v %v %v %v", simple, i8, num, ts, tstz, arr, txt, b, iv)
 			}
 		}
@@ -168,4 +169,26 @@ func TestPgxExtendedModes(t *testing.T) {
 		}
 	}
 	_ = pgx.QueryExecModeCacheStatement
+}
+
+// TestPassthroughRefusesDuckDBWrites checks the last gate, DuckDB's own
+// statement type, with no dialect in front.
+func TestPassthroughRefusesDuckDBWrites(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.Dialect = Passthrough })
+	c := dialRaw(t, s.addr)
+	for sql, code := range map[string]string{
+		"create temp table x (a int)":           "25006",
+		"attach 'x.db'":                         "25006",
+		"pragma threads=1":                      "0A000",
+		"select * from read_csv('/etc/passwd')": "42501",
+		"create temp table x (a int); select 1": "25006",
+	} {
+		c.send(&pgproto3.Query{String: sql})
+		got := c.until('Z')
+		if e, ok := got[0].(*pgproto3.ErrorResponse); !ok || e.Code != code {
+			t.Errorf("%s: got %s, want E(%s)", sql, summary(got), code)
+		}
+	}
+	c.send(&pgproto3.Query{String: "select count(*) from range(10)"})
+	expect(t, c.until('Z'), "T D(10) C(SELECT 1) Z(I)")
 }

@@ -108,6 +108,9 @@ func (s *Server) snapshotTime() (time.Time, error) {
 	if s.cfg.SnapshotTime != nil {
 		return s.cfg.SnapshotTime()
 	}
+	if t := s.takenAt.Load(); t != nil {
+		return *t, nil // the file is read-only: it cannot change
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := s.connect(ctx)
@@ -135,6 +138,7 @@ func (s *Server) snapshotTime() (time.Time, error) {
 	if newest.IsZero() {
 		return time.Time{}, errors.New("no snapshot time in " + MetaSchema)
 	}
+	s.takenAt.Store(&newest)
 	return newest, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -24,6 +25,7 @@ type Server struct {
 	cfg       Config
 	connector *duckdb.Connector
 	metrics   *metrics
+	takenAt   atomic.Pointer[time.Time] // cached snapshot time
 
 	// queryCtx parents every query; canceling it interrupts them all.
 	queryCtx    context.Context

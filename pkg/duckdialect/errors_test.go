@@ -177,8 +177,10 @@ func TestRewrites(t *testing.T) {
 		"select extract(year from d) from t":                               "SELECT date_part('year', d) AS \"extract\" FROM t",
 		"select count(*) filter (where a > 1) from t":                      "SELECT count(*) FILTER (WHERE a > 1) AS count FROM t",
 		"select 1e3, 12::numeric, 2.5::numeric(10,1)":                      "SELECT 1000 AS \"?column?\", 12::\"decimal\"(38, 0) AS \"numeric\", (2.5)::\"decimal\"(10, 1) AS \"numeric\"",
-		"values (1)":       "SELECT * FROM (VALUES (1)) \"*VALUES*\"(column1)",
-		"explain select 1": "EXPLAIN SELECT 1 AS \"?column?\"",
+		"values (1)":                   "SELECT * FROM (VALUES (1)) \"*VALUES*\"(column1)",
+		"explain select 1":             "EXPLAIN SELECT 1 AS \"?column?\"",
+		"explain analyze select 1":     "EXPLAIN ANALYZE SELECT 1 AS \"?column?\"",
+		"select a from t where b = $1": "SELECT a FROM t WHERE b = $1",
 	} {
 		got, err := Translate(q)
 		if err != nil {

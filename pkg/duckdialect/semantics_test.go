@@ -166,6 +166,16 @@ var semanticCases = []string{
 	"select i, i is distinct from 1 as a, i is not distinct from null as b, (i > 1) is true as c, (i > 1) is unknown as e from t order by i",
 	"select i from t order by i limit 2 offset 1",
 	"select distinct c from t order by c",
+	// Joins, LATERAL, recursive WITH, CUBE, FETCH FIRST.
+	"select a.i, b.s from t a join t b using (i) order by a.i",
+	"select x.i, y.c from t x natural join (select i, c from t) y order by x.i",
+	"select a.i, b.i as j from t a left join t b on b.i = a.i + 1 order by a.i, j",
+	"select a.i, b.i as j from t a right join t b on b.i = a.i + 1 order by j, a.i",
+	"select a.i, b.i as j from t a full join t b on b.i = a.i + 1 order by a.i, j",
+	"select a.i, l.m from t a, lateral (select max(i) as m from t b where b.i < a.i) l order by a.i",
+	"with recursive r(k) as (select 1 union all select k + 1 from r where k < 5) select sum(k) from r",
+	"select c, i > 0 as p, count(*) from t group by cube(c, i > 0) order by c, p, 3",
+	"select i from t order by i fetch first 2 rows only",
 	// to_char, to_date, to_timestamp, date_trunc.
 	"select ts, to_char(ts, 'YYYY-MM-DD HH24:MI:SS') as a, to_char(ts, 'DD/MM/YY HH12:MI AM') as b, to_char(ts, 'Dy, DD Mon YYYY') as c, to_char(ts, 'FMDay FMMonth DDD') as e, to_char(ts, 'HH24:MI:SS.MS') as f, to_char(ts, 'SS.US') as g, to_char(d, 'YYYY\"Q\"MM') as h from t order by ts",
 	"select to_date('2020-03-04', 'YYYY-MM-DD') as a, to_date('04/03/2020', 'DD/MM/YYYY') as b, to_timestamp('2020-03-04 05:06:07', 'YYYY-MM-DD HH24:MI:SS') as c, to_timestamp(86400.5) as e",

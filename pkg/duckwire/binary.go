@@ -138,13 +138,23 @@ func toInt64(v any) (int64, error) {
 // digits, weight, sign and display scale.
 func appendNumericBinary(dst []byte, v any) ([]byte, error) {
 	var digits []byte
+	var tmp [48]byte
 	scale := 0
 	neg := false
 	switch v := v.(type) {
 	case duckdb.Decimal:
 		neg = v.Value.Sign() < 0
-		digits = new(big.Int).Abs(v.Value).Append(nil, 10)
 		scale = int(v.Scale)
+		if v.Value.IsInt64() {
+			n := v.Value.Int64()
+			if neg {
+				digits = strconv.AppendUint(tmp[:0], uint64(-n), 10)
+			} else {
+				digits = strconv.AppendInt(tmp[:0], n, 10)
+			}
+		} else {
+			digits = new(big.Int).Abs(v.Value).Append(tmp[:0], 10)
+		}
 	case *big.Int:
 		neg = v.Sign() < 0
 		digits = new(big.Int).Abs(v).Append(nil, 10)
@@ -168,13 +178,20 @@ func appendNumericBinary(dst []byte, v any) ([]byte, error) {
 // appendNumericDigits encodes the unsigned decimal digits with scale
 // digits after the point.
 func appendNumericDigits(dst, digits []byte, scale int, neg bool) []byte {
-	for len(digits) <= scale {
-		digits = append([]byte{'0'}, digits...)
+	var intPart, frac []byte
+	if len(digits) > scale {
+		intPart, frac = digits[:len(digits)-scale], digits[len(digits)-scale:]
+	} else {
+		frac = make([]byte, scale-len(digits), scale)
+		for i := range frac {
+			frac[i] = '0'
+		}
+		frac = append(frac, digits...)
 	}
-	intPart, frac := digits[:len(digits)-scale], digits[len(digits)-scale:]
 	// Left-pad the integer part and right-pad the fraction to whole groups.
 	pad := (4 - len(intPart)%4) % 4
-	groups := make([]int16, 0, (len(intPart)+pad)/4+(len(frac)+3)/4)
+	var gbuf [32]int16
+	groups := gbuf[:0]
 	acc, n := 0, pad
 	for _, c := range intPart {
 		acc = acc*10 + int(c-'0')

@@ -384,7 +384,17 @@ func needsQuote(s []byte) bool {
 	return false
 }
 
-func appendPad(dst []byte, n, width int) []byte { return appendPad64(dst, int64(n), width) }
+// appendPad appends n zero-padded to width digits; the 2- and 4-digit
+// cases of dates and clocks skip strconv.
+func appendPad(dst []byte, n, width int) []byte {
+	switch {
+	case width == 2 && n >= 0 && n < 100:
+		return append(dst, byte('0'+n/10), byte('0'+n%10))
+	case width == 4 && n >= 0 && n < 10000:
+		return append(dst, byte('0'+n/1000), byte('0'+n/100%10), byte('0'+n/10%10), byte('0'+n%10))
+	}
+	return appendPad64(dst, int64(n), width)
+}
 
 func appendPad64(dst []byte, n int64, width int) []byte {
 	var tmp [20]byte

@@ -26,7 +26,7 @@ type VerifyOptions struct {
 	Target string
 	// DB is an open handle on the copy (e.g. the server's); optional.
 	DB *sql.DB
-	// Tables limits the check; nil means every table in the file's
+	// Tables limits the check; empty means every table in the file's
 	// metadata.
 	Tables []string
 	// Readers is the number of parallel source readers; 0 means
@@ -94,7 +94,7 @@ func Verify(ctx context.Context, opts VerifyOptions) ([]TableCheck, error) {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
 	names := opts.Tables
-	if names == nil {
+	if len(names) == 0 {
 		for _, t := range meta.Tables {
 			names = append(names, t.Schema+"."+t.Name)
 		}

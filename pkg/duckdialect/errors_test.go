@@ -101,6 +101,8 @@ func TestRefusals(t *testing.T) {
 		"select '2020-01-01'::timestamp(0)":                     "precision",
 		"select (1, 2) in (select 1, 2)":                        "row constructors",
 		"select 1 from t group by distinct i":                   "GROUP BY DISTINCT",
+		"select 1 from t where c = 'x  '":                       "ends in spaces",
+		"select 1 from t where c in ('a', 'x ')":                "ends in spaces",
 		"select i from t order by i using <":                    "USING",
 	} {
 		_, err := Translate(q)

@@ -51,6 +51,8 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 		case name == "||":
 			e.Lexpr, e.Rexpr = concatText(e.Lexpr), concatText(e.Rexpr)
 			return n, nil
+		case comparison[name]:
+			return n, paddedLiteral(e.Lexpr, e.Rexpr)
 		case sameOps[name]:
 			return n, nil
 		case name == "/" || name == "%":
@@ -65,11 +67,30 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
 		pg_query.A_Expr_Kind_AEXPR_NULLIF, pg_query.A_Expr_Kind_AEXPR_IN,
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
-		return n, nil
+		return n, paddedLiteral(e.Lexpr, e.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
 		return like(n, e, name)
 	}
 	return nil, unsupported("%s", e.Kind)
+}
+
+// paddedLiteral refuses comparisons with a string literal that ends in a
+// space: against a char(n) column PostgreSQL ignores trailing spaces, and
+// the copy stores char(n) as varchar, where they count. Without the
+// column's type the two cannot be told apart.
+func paddedLiteral(operands ...*pg_query.Node) error {
+	for _, o := range operands {
+		if l := o.GetList(); l != nil {
+			if err := paddedLiteral(l.Items...); err != nil {
+				return err
+			}
+			continue
+		}
+		if s, ok := constString(o); ok && strings.HasSuffix(s, " ") {
+			return unsupported("comparing with a string literal that ends in spaces ('%s')", s)
+		}
+	}
+	return nil
 }
 
 // nonZero guards a divisor: PostgreSQL fails on division by zero where

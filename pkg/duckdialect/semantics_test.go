@@ -166,6 +166,10 @@ var semanticCases = []string{
 	"select i, i is distinct from 1 as a, i is not distinct from null as b, (i > 1) is true as c, (i > 1) is unknown as e from t order by i",
 	"select i from t order by i limit 2 offset 1",
 	"select distinct c from t order by c",
+	// Operator precedence and associativity survive deparsing.
+	"select -2 ^ 2 as a, 2 ^ 3 ^ 2 as b, 2 ^ 0.5 as c, 2 + 3 * 4 as e, (2 + 3) * 4 as f, 10 - 2 - 3 as g, 100 / 10 / 5 as h, - 7 % 3 as k, not 1 = 2 as m",
+	"select mode() within group (order by x) as m from (values (2), (1), (2), (1), (3)) v(x)",
+	"select mode() within group (order by x) as m, mode() within group (order by x desc) as d from (values (3), (3), (2), (2), (9)) v(x)",
 	// Joins, LATERAL, recursive WITH, CUBE, FETCH FIRST.
 	"select a.i, b.s from t a join t b using (i) order by a.i",
 	"select x.i, y.c from t x natural join (select i, c from t) y order by x.i",

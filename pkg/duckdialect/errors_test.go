@@ -103,6 +103,8 @@ func TestRefusals(t *testing.T) {
 		"select 1 from t group by distinct i":                   "GROUP BY DISTINCT",
 		"select 1 from t where c = 'x  '":                       "ends in spaces",
 		"select 1 from t where c in ('a', 'x ')":                "ends in spaces",
+		"select relname from pg_class":                          "system catalog pg_class",
+		"select * from information_schema.tables":               "system catalog tables",
 		"select i from t order by i using <":                    "USING",
 	} {
 		_, err := Translate(q)

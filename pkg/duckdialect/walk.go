@@ -4,6 +4,7 @@ package duckdialect
 
 import (
 	"fmt"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -182,6 +183,11 @@ func (r *rewriter) fromItem(n *pg_query.Node) error {
 		}
 		if rv.Catalogname != "" {
 			return unsupported("database-qualified table names")
+		}
+		// DuckDB has its own pg_catalog and information_schema with its own
+		// contents; answering catalog queries from them would be wrong.
+		if rv.Schemaname == "pg_catalog" || rv.Schemaname == "information_schema" || strings.HasPrefix(rv.Relname, "pg_") {
+			return unsupported("system catalog %s (qpanalytics serves the copied tables only)", rv.Relname)
 		}
 		return nil
 	case n.GetRangeSubselect() != nil:

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -109,30 +108,4 @@ func (ss *session) show(name string) (resultSet, error) {
 		return nil, errorf(codeUndefinedObject, fmt.Sprintf("unrecognized configuration parameter %q", name))
 	}
 	return textRows([]string{strings.ToLower(name)}, []string{ss.settings.get(name)}), nil
-}
-
-var (
-	reVersion        = regexp.MustCompile(`(?i)\b(pg_catalog\.)?version\(\s*\)`)
-	reCurrentSetting = regexp.MustCompile(`(?i)\b(pg_catalog\.)?current_setting\(\s*'([^']+)'\s*(,\s*(true|false)\s*)?\)`)
-)
-
-// FullVersion is what version() returns.
-const FullVersion = "PostgreSQL " + ServerVersion + " on x86_64-pc-linux-gnu, served by qpanalytics from DuckDB"
-
-// rewriteFunctions replaces version() and current_setting('known') with
-// the session's values, as literals, before DuckDB sees the query.
-func (ss *session) rewriteFunctions(sql string) string {
-	if strings.Contains(strings.ToLower(sql), "version(") {
-		sql = reVersion.ReplaceAllString(sql, "'"+FullVersion+"'")
-	}
-	if strings.Contains(strings.ToLower(sql), "current_setting(") {
-		sql = reCurrentSetting.ReplaceAllStringFunc(sql, func(m string) string {
-			name := reCurrentSetting.FindStringSubmatch(m)[2]
-			if !ss.settings.known(name) {
-				return m
-			}
-			return "'" + strings.ReplaceAll(ss.settings.get(name), "'", "''") + "'"
-		})
-	}
-	return sql
 }

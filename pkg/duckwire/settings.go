@@ -23,6 +23,7 @@ type settings struct {
 	vals  map[string]string
 	names map[string]string // lower-case -> canonical
 	loc   *time.Location
+	db    string // the database the client asked for, for current_database()
 }
 
 func newSettings(cfg Config, startup map[string]string) *settings {
@@ -44,6 +45,7 @@ func newSettings(cfg Config, startup map[string]string) *settings {
 		s.vals[strings.ToLower(k)] = v
 	}
 	s.loc, _ = time.LoadLocation(cfg.TimeZone)
+	s.db = startup["database"]
 	for k, v := range startup {
 		switch k {
 		case "user", "database", "options", "replication":

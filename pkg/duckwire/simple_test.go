@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 func psqlBin(t *testing.T) string {
@@ -69,4 +71,19 @@ func TestPsqlDescribe(t *testing.T) {
 	if !strings.Contains(out, "lineitem") || strings.Contains(out, "types") {
 		t.Fatalf("\\dt line*:\n%s", out)
 	}
+}
+
+func TestSessionFunctionsAndHiddenMetaSchema(t *testing.T) {
+	s := startServer(t, nil)
+	c := dialRaw(t, s.addr)
+	c.send(&pgproto3.Query{String: "select current_database(), current_user, 'current_user', pg_is_in_recovery()"})
+	expect(t, c.until('Z'), "T D(x,raw,current_user,f) C(SELECT 1) Z(I)")
+	c.send(&pgproto3.Query{String: "select count(*) from information_schema.tables where table_name in ('snapshot', 'lineitem')"})
+	expect(t, c.until('Z'), "T D(1) C(SELECT 1) Z(I)")
+	c.send(&pgproto3.Query{String: "select n.nspname from pg_catalog.pg_namespace n where n.nspname like '%qp%'"})
+	expect(t, c.until('Z'), "T C(SELECT 0) Z(I)")
+	c.send(&pgproto3.Query{String: "select count(*) from pg_class c join pg_namespace on c.relnamespace = pg_namespace.oid where c.relname = 'snapshot'"})
+	expect(t, c.until('Z'), "T D(0) C(SELECT 1) Z(I)")
+	c.send(&pgproto3.Query{String: "select typname from pg_catalog.pg_type where oid = 23"})
+	expect(t, c.until('Z'), "T D(int4) C(SELECT 1) Z(I)")
 }

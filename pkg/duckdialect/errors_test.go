@@ -105,6 +105,7 @@ func TestRefusals(t *testing.T) {
 		"select 1 from t where c in ('a', 'x ')":                "ends in spaces",
 		"select relname from pg_class":                          "system catalog pg_class",
 		"select * from information_schema.tables":               "system catalog tables",
+		"select regexp_replace('a', 'a', 'b', 'n')":             "flags",
 		"select i from t order by i using <":                    "USING",
 	} {
 		_, err := Translate(q)

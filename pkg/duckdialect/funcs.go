@@ -22,7 +22,7 @@ var sameFuncs = wordSet(`
 	lower upper length char_length character_length replace reverse
 	left right repeat strpos starts_with split_part
 	md5 ascii chr translate ltrim rtrim
-	now
+	now make_date make_timestamp
 `)
 
 // renamedFuncs have a DuckDB twin under another name.
@@ -56,6 +56,7 @@ func init() {
 		"to_date":         toDate,
 		"to_timestamp":    toTimestamp,
 		"date_trunc":      dateTrunc,
+		"regexp_replace":  regexpReplace,
 	}
 }
 

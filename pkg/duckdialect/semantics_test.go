@@ -170,6 +170,9 @@ var semanticCases = []string{
 	"select -2 ^ 2 as a, 2 ^ 3 ^ 2 as b, 2 ^ 0.5 as c, 2 + 3 * 4 as e, (2 + 3) * 4 as f, 10 - 2 - 3 as g, 100 / 10 / 5 as h, - 7 % 3 as k, not 1 = 2 as m",
 	"select mode() within group (order by x) as m from (values (2), (1), (2), (1), (3)) v(x)",
 	"select mode() within group (order by x) as m, mode() within group (order by x desc) as d from (values (3), (3), (2), (2), (9)) v(x)",
+	"select regexp_replace('abcabc', 'b', 'x') as a, regexp_replace('abcabc', 'B', 'x', 'gi') as b, regexp_replace('a1b22', '([0-9]+)', '<\\1>', 'g') as c, regexp_replace(E'a\\nb', 'a.b', 'y') as e",
+	"select make_date(2020, 2, 29) as a, make_timestamp(2020, 1, 2, 3, 4, 5.5) as b",
+	"select sum(i) / nullif(count(*), 0) as a, sum(i) / nullif(0, 0) as b from t",
 	// Joins, LATERAL, recursive WITH, CUBE, FETCH FIRST.
 	"select a.i, b.s from t a join t b using (i) order by a.i",
 	"select x.i, y.c from t x natural join (select i, c from t) y order by x.i",

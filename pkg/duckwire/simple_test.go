@@ -73,11 +73,16 @@ func TestPsqlDescribe(t *testing.T) {
 	}
 }
 
+// TestSessionFunctionsAndHiddenMetaSchema runs without the dialect (which
+// refuses system catalogs itself) to check the server's own rewrites.
 func TestSessionFunctionsAndHiddenMetaSchema(t *testing.T) {
-	s := startServer(t, nil)
+	s := startServer(t, func(c *Config) { c.Dialect = Passthrough })
 	c := dialRaw(t, s.addr)
 	c.send(&pgproto3.Query{String: "select current_database(), current_user, 'current_user', pg_is_in_recovery()"})
 	expect(t, c.until('Z'), "T D(x,raw,current_user,f) C(SELECT 1) Z(I)")
+	d := dialRaw(t, startServer(t, nil).addr) // and with the dialect
+	d.send(&pgproto3.Query{String: "select current_database(), current_user, 'current_user', pg_is_in_recovery()"})
+	expect(t, d.until('Z'), "T D(x,raw,current_user,f) C(SELECT 1) Z(I)")
 	c.send(&pgproto3.Query{String: "select count(*) from information_schema.tables where table_name in ('snapshot', 'lineitem')"})
 	expect(t, c.until('Z'), "T D(1) C(SELECT 1) Z(I)")
 	c.send(&pgproto3.Query{String: "select n.nspname from pg_catalog.pg_namespace n where n.nspname like '%qp%'"})

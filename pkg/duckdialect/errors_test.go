@@ -23,6 +23,13 @@ func TestErrorsStayErrors(t *testing.T) {
 		"select round(f, 1) from t",
 		"select 2147483647::int + 1",
 		"select (select i from t)",
+		"select power(0, -1)",
+		"select power(-8, 0.5)",
+		"select exp(1000)",
+		"select split_part('a,b', ',', 0)",
+		"select sqrt(-1)",
+		"select ln(0)",
+		"select asin(2)",
 		"select to_date('2020-13-01', 'YYYY-MM-DD')",
 	} {
 		t.Run(q, func(t *testing.T) {

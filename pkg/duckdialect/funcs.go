@@ -17,10 +17,10 @@ var sameFuncs = wordSet(`
 	bool_and bool_or string_agg corr covar_pop covar_samp
 	row_number rank dense_rank percent_rank cume_dist ntile lag lead
 	first_value last_value nth_value
-	abs ceil ceiling floor sign sqrt cbrt exp ln log log10 power pow mod pi
+	abs ceil ceiling floor sign sqrt cbrt ln log log10 mod pi
 	degrees radians sin cos tan asin acos atan atan2
 	lower upper length char_length character_length replace reverse
-	left right repeat strpos starts_with split_part
+	left right repeat strpos starts_with
 	md5 ascii chr translate ltrim rtrim
 	now make_date make_timestamp
 `)
@@ -57,6 +57,10 @@ func init() {
 		"to_timestamp":    toTimestamp,
 		"date_trunc":      dateTrunc,
 		"regexp_replace":  regexpReplace,
+		"power":           finite,
+		"pow":             finite,
+		"exp":             finite,
+		"split_part":      splitPart,
 	}
 }
 
@@ -238,6 +242,30 @@ func percentileCont(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) 
 	fc.Funcname = []*pg_query.Node{pg_query.MakeStrNode("percentile_cont")}
 	fc.Funcformat = pg_query.CoercionForm_COERCE_EXPLICIT_CALL
 	return &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: fc}}, nil
+}
+
+// finite fails where DuckDB returns an infinity or NaN: PostgreSQL raises
+// "zero raised to a negative power is undefined", "a negative number
+// raised to a non-integer power yields a complex result" and overflow
+// errors there.
+func finite(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	name, _ := funcName(fc.Funcname)
+	r := call(name, fc.Args...)
+	return caseWhen(not(call("isfinite", r)), raise(name+": result out of range or undefined"), r), nil
+}
+
+// splitPart refuses field 0, which PostgreSQL rejects and DuckDB answers
+// with ''; negative fields count from the end in both.
+func splitPart(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	if len(fc.Args) != 3 {
+		return nil, unsupported("split_part with %d arguments", len(fc.Args))
+	}
+	n := fc.Args[2]
+	r := call("split_part", fc.Args...)
+	if v, ok := constInt(n); ok && v != 0 {
+		return r, nil
+	}
+	return caseWhen(op("=", n, intConst(0)), raise("field position must not be zero"), r), nil
 }
 
 // wordSet makes a set from whitespace-separated words.

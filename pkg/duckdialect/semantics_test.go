@@ -171,6 +171,7 @@ var semanticCases = []string{
 	"select mode() within group (order by x) as m from (values (2), (1), (2), (1), (3)) v(x)",
 	"select mode() within group (order by x) as m, mode() within group (order by x desc) as d from (values (3), (3), (2), (2), (9)) v(x)",
 	"select regexp_replace('abcabc', 'b', 'x') as a, regexp_replace('abcabc', 'B', 'x', 'gi') as b, regexp_replace('a1b22', '([0-9]+)', '<\\1>', 'g') as c, regexp_replace(E'a\\nb', 'a.b', 'y') as e",
+	"select split_part('a,b,c', ',', -1) as a, split_part(s, '_', i) as b, power(2.5, 2) as c, exp(i) as e, pow(i, 2) as f from t where i > 0 order by i",
 	"select make_date(2020, 2, 29) as a, make_timestamp(2020, 1, 2, 3, 4, 5.5) as b",
 	"select sum(i) / nullif(count(*), 0) as a, sum(i) / nullif(0, 0) as b from t",
 	// Joins, LATERAL, recursive WITH, CUBE, FETCH FIRST.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // signature starts every COPY BINARY stream.
@@ -70,26 +71,24 @@ func (d *Decoder) Next(b *Batch, max int) (int, error) {
 		d.started = true
 	}
 	for b.Len < max {
-		if err := d.fill(2); err != nil {
-			d.err = d.fail("", fmt.Errorf("reading tuple header: %w", err))
-			return 0, d.err
+		need, err := d.tuple(b)
+		if err != nil {
+			d.err = err
+			return 0, err
 		}
-		n := int16(binary.BigEndian.Uint16(d.buf[d.pos:]))
-		if n == -1 {
-			d.pos += 2
-			d.done = true
+		if d.done {
 			break
 		}
-		if int(n) != len(d.cols) {
-			d.err = d.fail("", fmt.Errorf("tuple has %d fields, want %d", n, len(d.cols)))
-			return 0, d.err
-		}
-		d.pos += 2
-		for i := range d.plans {
-			if err := d.field(&b.Cols[i], &d.plans[i]); err != nil {
-				d.err = d.fail(d.cols[i].Name, err)
+		if need > 0 {
+			// The tuple runs past the buffer: undo its fields and read more.
+			for i := range b.Cols {
+				b.Cols[i].truncate(b.Len)
+			}
+			if err := d.refill(need); err != nil {
+				d.err = d.fail("", fmt.Errorf("reading tuple: %w", err))
 				return 0, d.err
 			}
+			continue
 		}
 		b.Len++
 		d.row++
@@ -131,29 +130,73 @@ func (d *Decoder) header() error {
 	return nil
 }
 
-// field decodes one field of the current tuple into v.
-func (d *Decoder) field(v *Vector, p *plan) error {
-	if err := d.fill(4); err != nil {
-		return fmt.Errorf("reading field length: %w", err)
+// tuple decodes the tuple at d.pos from the buffer alone. When the buffer
+// ends first it returns how many bytes from d.pos it needs, leaving d.pos
+// unchanged and the vectors partly filled.
+func (d *Decoder) tuple(b *Batch) (need int, err error) {
+	buf, start := d.buf[:d.end], d.pos
+	if len(buf)-start < 2 {
+		return 2, nil
 	}
-	n := int32(binary.BigEndian.Uint32(d.buf[d.pos:]))
-	d.pos += 4
+	n := int16(binary.BigEndian.Uint16(buf[start:]))
 	if n == -1 {
-		v.appendNull()
-		return nil
+		d.pos += 2
+		d.done = true
+		return 0, nil
 	}
-	if n < 0 {
-		return fmt.Errorf("bad field length %d", n)
+	if int(n) != len(d.cols) {
+		return 0, d.fail("", fmt.Errorf("tuple has %d fields, want %d", n, len(d.cols)))
 	}
-	if err := d.fill(int(n)); err != nil {
-		return fmt.Errorf("reading %d-byte field: %w", n, err)
+	pos := start + 2
+	for i := range d.plans {
+		if len(buf)-pos < 4 {
+			return pos + 4 - start, nil
+		}
+		l := int32(binary.BigEndian.Uint32(buf[pos:]))
+		v, p := &b.Cols[i], &d.plans[i]
+		if l < 0 {
+			if l != -1 {
+				d.pos = pos
+				return 0, d.fail(d.cols[i].Name, fmt.Errorf("bad field length %d", l))
+			}
+			pos += 4
+			v.appendNull()
+			continue
+		}
+		if len(buf)-pos-4 < int(l) {
+			return pos + 4 + int(l) - start, nil
+		}
+		data := buf[pos+4 : pos+4+int(l)]
+		// The commonest kinds are decoded here, saving a call per field.
+		switch {
+		case p.kind == KindInt32 && l == 4:
+			v.Int = append(v.Int, int64(int32(binary.BigEndian.Uint32(data))))
+			v.Nulls = append(v.Nulls, false)
+		case p.kind == KindInt64 && l == 8 && !p.oid:
+			v.Int = append(v.Int, int64(binary.BigEndian.Uint64(data)))
+			v.Nulls = append(v.Nulls, false)
+		case p.kind == KindDate && l == 4 && finiteDate(data):
+			v.Int = append(v.Int, int64(int32(binary.BigEndian.Uint32(data)))+unixToPGDays)
+			v.Nulls = append(v.Nulls, false)
+		case p.kind == KindList:
+			err = decodeArray(v, p, data)
+		default:
+			err = decodeValue(v, p, p.kind, data)
+		}
+		if err != nil {
+			d.pos = pos
+			return 0, d.fail(d.cols[i].Name, err)
+		}
+		pos += 4 + int(l)
 	}
-	data := d.buf[d.pos : d.pos+int(n)]
-	d.pos += int(n)
-	if p.kind == KindList {
-		return decodeArray(v, p, data)
-	}
-	return decodeValue(v, p, p.kind, data)
+	d.pos = pos
+	return 0, nil
+}
+
+// finiteDate reports that a 4-byte date is not ±infinity.
+func finiteDate(b []byte) bool {
+	d := int32(binary.BigEndian.Uint32(b))
+	return d != math.MaxInt32 && d != math.MinInt32
 }
 
 // fail wraps err with the current place in the stream.

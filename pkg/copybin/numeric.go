@@ -57,6 +57,37 @@ func parseNumeric(b []byte, width, scale int) (hi int64, lo uint64, err error) {
 		return 0, 0, fmt.Errorf("numeric: bad sign word %#x", sign)
 	}
 	digits := b[8:]
+	full, part := scale/4, scale%4
+	// Fast path: at most four whole groups and no digit past the scale, so
+	// the scaled value fits 19 decimal digits in a uint64.
+	groups := weight + full + 1
+	if groups >= 0 && groups <= 4 && (ndigits <= groups || (part > 0 && ndigits == groups+1)) {
+		var acc uint64
+		ok := true
+		for k := range groups {
+			var d uint64
+			if k < ndigits {
+				d = uint64(binary.BigEndian.Uint16(digits[2*k:]))
+			}
+			ok = ok && d <= 9999
+			acc = acc*10000 + d
+		}
+		if part > 0 {
+			var d uint64
+			if groups < ndigits {
+				d = uint64(binary.BigEndian.Uint16(digits[2*groups:]))
+			}
+			div := pow10[4-part][1]
+			ok = ok && d <= 9999 && d%div == 0
+			acc = acc*pow10[part][1] + d/div
+		}
+		if ok && (width >= 19 || acc < pow10[width][1]) {
+			if sign == numericNeg && acc != 0 {
+				return -1, -acc, nil
+			}
+			return 0, acc, nil
+		}
+	}
 	digit := func(pos int) uint64 {
 		if k := weight - pos; k >= 0 && k < ndigits {
 			return uint64(binary.BigEndian.Uint16(digits[2*k:]))
@@ -65,7 +96,6 @@ func parseNumeric(b []byte, width, scale int) (hi int64, lo uint64, err error) {
 	}
 	// Whole base-10000 groups down to 10^-4*full, then a partial group for
 	// the last scale%4 decimal places.
-	full, part := scale/4, scale%4
 	var uhi, ulo uint64
 	for pos := weight; pos >= -full; pos-- {
 		d := digit(pos)

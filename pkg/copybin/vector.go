@@ -58,6 +58,32 @@ func (v *Vector) reset() {
 	}
 }
 
+// truncate drops the values after the first n, undoing a partly decoded
+// tuple.
+func (v *Vector) truncate(n int) {
+	if len(v.Nulls) <= n {
+		return
+	}
+	for _, null := range v.Nulls[n:] {
+		if null {
+			v.NullCount--
+		}
+	}
+	v.Nulls = v.Nulls[:n]
+	v.Int = v.Int[:min(n, len(v.Int))]
+	v.Hi = v.Hi[:min(n, len(v.Hi))]
+	v.Float = v.Float[:min(n, len(v.Float))]
+	v.Bool = v.Bool[:min(n, len(v.Bool))]
+	if len(v.Off) > n+1 {
+		v.Off = v.Off[:n+1]
+		v.Data = v.Data[:v.Off[n]]
+	}
+	if len(v.ListOff) > n+1 {
+		v.ListOff = v.ListOff[:n+1]
+		v.Elem.truncate(v.ListOff[n])
+	}
+}
+
 // appendNull adds a NULL row with a zero value in the kind's slices.
 func (v *Vector) appendNull() {
 	v.Nulls = append(v.Nulls, true)

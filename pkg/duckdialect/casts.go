@@ -117,7 +117,7 @@ func numericCast(arg, orig *pg_query.Node, mods []int64) (*pg_query.Node, error)
 // "3 mons"), so for an argument whose type is unknown here the cast fails
 // at run time for those types instead of answering differently.
 func textCast(arg, orig *pg_query.Node) *pg_query.Node {
-	if _, ok := constString(orig); ok || isInteger(orig) {
+	if plainText(orig) {
 		return cast(arg, "varchar")
 	}
 	return guardText(arg)
@@ -137,7 +137,7 @@ func guardText(x *pg_query.Node) *pg_query.Node {
 // true/false); floating-point values and intervals raise an error, since
 // DuckDB writes them differently. String literals pass as they are.
 func outputText(x *pg_query.Node) *pg_query.Node {
-	if _, ok := constString(x); ok || isInteger(x) {
+	if plainText(x) {
 		return x
 	}
 	isBool := op("=", call("typeof", x), strConst("BOOLEAN"))
@@ -148,10 +148,20 @@ func outputText(x *pg_query.Node) *pg_query.Node {
 // anynonarray || text does, with the text cast (true, not t): literals and
 // integers as they are, other types through guardText.
 func concatText(x *pg_query.Node) *pg_query.Node {
-	if _, ok := constString(x); ok || isInteger(x) {
+	if plainText(x) {
 		return x
 	}
 	return guardText(x)
+}
+
+// plainText reports expressions whose text is the same in both engines
+// whatever the context: string literals, NULL and integers.
+func plainText(x *pg_query.Node) bool {
+	if _, ok := constString(x); ok || isInteger(x) {
+		return true
+	}
+	c := x.GetAConst()
+	return c != nil && c.Isnull
 }
 
 // integerFuncs return integers in both engines.

@@ -14,7 +14,7 @@ import (
 // in the tests (TestFunctionParity).
 var sameFuncs = wordSet(`
 	count sum avg min max stddev stddev_samp stddev_pop variance var_samp var_pop
-	bool_and bool_or string_agg corr covar_pop covar_samp
+	bool_and bool_or string_agg covar_pop covar_samp
 	row_number rank dense_rank percent_rank cume_dist ntile lag lead
 	first_value last_value nth_value
 	abs ceil ceiling floor sign sqrt cbrt ln log log10 mod pi
@@ -61,6 +61,7 @@ func init() {
 		"pow":             finite,
 		"exp":             finite,
 		"split_part":      splitPart,
+		"corr":            corr,
 	}
 }
 
@@ -252,6 +253,13 @@ func finite(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 	name, _ := funcName(fc.Funcname)
 	r := call(name, fc.Args...)
 	return caseWhen(not(call("isfinite", r)), raise(name+": result out of range or undefined"), r), nil
+}
+
+// corr is NULL in PostgreSQL where a variance is zero (one row, constant
+// input); DuckDB returns NaN there.
+func corr(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	r := call("corr", fc.Args...)
+	return caseWhen(call("isnan", r), &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}}, r), nil
 }
 
 // splitPart refuses field 0, which PostgreSQL rejects and DuckDB answers

@@ -152,6 +152,9 @@ var semanticCases = []string{
 	"select stddev(n) as a, variance(n) as b, stddev_pop(f) as c, var_samp(i) as e, string_agg(s, ',' order by s) as f, bool_and(i > 0) as g, bool_or(i > 2) as h, every(i > -10) as k, corr(i, f) as m, avg(i) as o, min(s) as p, max(d) as q from t",
 	"select percentile_cont(0.5) within group (order by n) as a, percentile_disc(0.5) within group (order by i) as b, mode() within group (order by c) as m from t",
 	"select i, row_number() over (order by i) as rn, rank() over (order by c) as r, dense_rank() over (order by c) as dr, lag(i) over (order by i) as lg, lead(i, 1, 0) over (order by i) as ld, sum(i) over (order by i) as run, first_value(i) over (order by i desc) as fv, ntile(2) over (order by i) as nt from t order by i",
+	"select i, percent_rank() over (order by i) as pr, cume_dist() over (order by i) as cd, last_value(i) over (order by c) as lv, nth_value(i, 2) over (order by i) as nv, sum(i) over (order by i rows between 1 preceding and current row) as s2 from t order by i",
+	"select stddev(x) as a, var_samp(x) as b, corr(x, x) as c, string_agg(y, '-') as e, covar_samp(x, x) as f, covar_pop(x, x) as g from (values (1, null::text)) v(x, y)",
+	"select corr(i, f) as a, corr(i, 1) as b from t",
 	"select c, count(*) over (partition by c) as n, avg(i) over w as a from t window w as (partition by c) order by i",
 	// Column names follow PostgreSQL.
 	"select i::text, substring(s from 1 for 1), extract(year from d), case when i > 0 then 1 else 0 end, case when i > 0 then s end, exists(select 1), (select max(i) from t), coalesce(i, 0), 1 + 1, true, d - 1, n::numeric(10,1), -i, date '2020-01-01', 'a'::text from t order by i",

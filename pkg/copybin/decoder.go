@@ -32,7 +32,10 @@ type Decoder struct {
 	err      error // sticky
 }
 
-const minBuf = 256 << 10
+const (
+	minBuf   = 256 << 10
+	maxField = 1 << 30 // PostgreSQL's largest datum
+)
 
 // NewDecoder checks that every column can be decoded and prepares to read r.
 // The header is read by the first Next.
@@ -163,6 +166,10 @@ func (d *Decoder) tuple(b *Batch) (need int, err error) {
 			v.appendNull()
 			continue
 		}
+		if l > maxField {
+			d.pos = pos
+			return 0, d.fail(d.cols[i].Name, fmt.Errorf("field length %d exceeds PostgreSQL's 1 GB limit", l))
+		}
 		if len(buf)-pos-4 < int(l) {
 			return pos + 4 + int(l) - start, nil
 		}
@@ -223,17 +230,18 @@ func (d *Decoder) fill(n int) error {
 }
 
 func (d *Decoder) refill(n int) error {
-	if n > len(d.buf) {
-		nb := make([]byte, max(n, 2*len(d.buf)))
-		copy(nb, d.buf[d.pos:d.end])
-		d.buf = nb
-	} else {
-		copy(d.buf, d.buf[d.pos:d.end])
-	}
+	copy(d.buf, d.buf[d.pos:d.end])
 	d.base += int64(d.pos)
 	d.end -= d.pos
 	d.pos = 0
 	for d.end < n {
+		if d.end == len(d.buf) {
+			// Grow only as data arrives, so a corrupt length cannot make
+			// the decoder allocate more than the stream holds.
+			nb := make([]byte, min(2*len(d.buf), max(n, minBuf)))
+			copy(nb, d.buf[:d.end])
+			d.buf = nb
+		}
 		m, err := d.r.Read(d.buf[d.end:])
 		d.end += m
 		if d.end >= n {

@@ -25,14 +25,16 @@ const sessionSetup = `SET statement_timeout = 0; SET idle_in_transaction_session
 // snapshot. The transaction must stay open until every reader has imported
 // the snapshot (and, with Verify, until the source side is checksummed).
 //
-// The LSN is read in the same transaction, so change data capture can start
-// from it; it is an upper bound of the snapshot's position, which is exact
-// enough for "has the source moved" and for a CDC consumer that skips
-// changes already visible. Seam: a logical replication slot created with
+// The LSN is read in the same statement, so every change the snapshot sees
+// lies below it; it serves "has the source moved since" and as the point
+// change data capture starts from. It is not exact: a transaction whose
+// commit record was written just before (e.g. still waiting for a
+// synchronous standby) may be invisible to the snapshot yet lie below the
+// LSN. Seam for an exact point: a logical replication slot created with
 // CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export') yields a snapshot name and
-// the slot's exact consistent_point; a CDC component can pass those as
-// Options.SnapshotID and Options.SnapshotLSN instead, and Run imports that
-// snapshot rather than exporting its own.
+// the slot's consistent_point; a CDC component passes those as
+// Options.SnapshotID and Options.SnapshotLSN, and Run imports that snapshot
+// rather than exporting its own.
 func exportSnapshot(ctx context.Context, cfg *pgx.ConnConfig) (*exported, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

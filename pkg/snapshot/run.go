@@ -127,6 +127,9 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if testHookTables != nil {
+		testHookTables(tables)
+	}
 	readers, writers := o.Readers, o.Writers
 	if readers == 0 || writers == 0 {
 		ar, aw := AutoWorkers(runtime.NumCPU(), sourceIsLocal(&r.cfg.Config))
@@ -180,6 +183,10 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	r.log.Info("snapshot done", "target", o.Target, "duration", res.Duration.Round(time.Millisecond))
 	return res, nil
 }
+
+// testHookTables lets tests alter the described tables (e.g. understate
+// their size); nil outside tests.
+var testHookTables func([]*table)
 
 // cmp0 is v, or def when v is 0.
 func cmp0(v, def int) int {

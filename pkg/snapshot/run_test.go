@@ -105,3 +105,27 @@ func TestRunParquet(t *testing.T) {
 		}
 	}
 }
+
+// Pages the size measurement missed are still read: the last range of a
+// table is open ended. Readers are capped by the number of ranges.
+func TestRunReadsPastMeasuredSize(t *testing.T) {
+	ctx := context.Background()
+	url := newSource(t, splitSchema)
+	testHookTables = func(ts []*table) {
+		for _, tb := range ts {
+			tb.Pages = min(tb.Pages, 3) // big really has hundreds of pages
+		}
+	}
+	defer func() { testHookTables = nil }()
+	res, err := Run(ctx, Options{SourceURL: url, Target: target(t), Tables: []string{"big", "small", "empty"},
+		Readers: 8, Writers: 1, RangePages: 1, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := pgInt(t, url, "SELECT count(*) FROM big"); res.Tables[0].Rows != want || res.Tables[0].Ranges != 3 {
+		t.Errorf("big: %d rows in %d ranges, want %d rows in 3", res.Tables[0].Rows, res.Tables[0].Ranges, want)
+	}
+	if res.Readers != 5 { // 3 + 1 + 1 ranges
+		t.Errorf("%d readers for 5 ranges", res.Readers)
+	}
+}

@@ -116,6 +116,7 @@ var semanticCases = []string{
 	"select s, s ~ '^a' as a, s ~* 'b' as b, s !~ 'c$' as c from t order by s",
 	// LIKE's default escape is the backslash.
 	"select 'a_c' like 'a\\_c' as a, 'abc' like 'a\\_c' as b, 'ABC' ilike 'a%' as c, 'a%' like 'a\\%' as d, 'ab' not like 'a\\_' as e, 'a#c' like 'a##c' escape '#' as f",
+	"select 'abc' ~~ 'a%' as a, 'abc' !~~* 'A%' as b, 'a_c' ~~ 'a\\_c' as c, 'abc' ~~* 'A\\_C' as e",
 	"select s, s like 'a%' as a, s like '%\\_%' as b, s not ilike 'b%' as c from t order by s",
 	// Casts round like PostgreSQL: numeric half away from zero, float8 half to even.
 	"select 2.5::int as a, 3.5::int as b, (-2.5)::int as c, 2.5::float8::int as d, 3.5::float8::int as e, (-2.5)::float8::int as f, '42'::int as g, 2.675::numeric(10,2) as h, (-2.675)::numeric(10,2) as k",
@@ -160,6 +161,10 @@ var semanticCases = []string{
 	"select i::text, substring(s from 1 for 1), extract(year from d), case when i > 0 then 1 else 0 end, case when i > 0 then s end, exists(select 1), (select max(i) from t), coalesce(i, 0), 1 + 1, true, d - 1, n::numeric(10,1), -i, date '2020-01-01', 'a'::text from t order by i",
 	"select count(*), sum(i), max(s), stddev(f), 7.0, null from t",
 	"select i::int from t group by i order by 1",
+	// GROUP BY and ORDER BY names: an input column wins in GROUP BY, an output name in ORDER BY.
+	"select i % 2 as i, count(*) from t group by i order by 1, 2",
+	"select -i as i from t order by i",
+	"select s as c, c as s from t order by s, c",
 	// Grouping sets.
 	"select c, count(*) from t group by rollup(c) order by c, 2",
 	// ANY/ALL subqueries and BETWEEN.

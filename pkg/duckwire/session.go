@@ -90,7 +90,7 @@ func (ss *session) run() error {
 		if err := ss.dispatch(typ, body); err != nil {
 			return err
 		}
-		if ss.srv.isDraining() && ss.tx == 'I' && !ss.skipSync && ss.fr.Buffered() == 0 {
+		if (typ == 'Q' || typ == 'S') && ss.tx == 'I' && ss.fr.Buffered() == 0 && ss.srv.isDraining() {
 			ss.errorMsg("FATAL", pgwire.CodeAdminShutdown, "terminating connection due to administrator command")
 			ss.flush()
 			return nil

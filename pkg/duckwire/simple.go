@@ -148,6 +148,9 @@ func (r *closingRows) close() { r.resultSet.close(); r.close2() }
 func (ss *session) translate(sql string) (string, error) {
 	sql = ss.rewriteFunctions(sql)
 	out, err := ss.srv.cfg.Dialect.translate(sql)
+	if err != nil && catalogOnly(sql) {
+		return sql, nil
+	}
 	if err != nil {
 		if _, ok := err.(interface{ SQLState() string }); ok {
 			return "", err

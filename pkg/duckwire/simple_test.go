@@ -92,3 +92,17 @@ func TestSessionFunctionsAndHiddenMetaSchema(t *testing.T) {
 	c.send(&pgproto3.Query{String: "select typname from pg_catalog.pg_type where oid = 23"})
 	expect(t, c.until('Z'), "T D(int4) C(SELECT 1) Z(I)")
 }
+
+// TestCatalogLookups runs driver-style catalog lookups, which bypass the
+// dialect, while a query mixing catalogs and data is still refused.
+func TestCatalogLookups(t *testing.T) {
+	s := startServer(t, nil)
+	c := dialRaw(t, s.addr)
+	c.send(&pgproto3.Parse{Query: "select t.typname from pg_catalog.pg_type t where t.oid = $1", ParameterOIDs: []uint32{26}},
+		&pgproto3.Bind{Parameters: [][]byte{[]byte("1700")}}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	expect(t, c.until('Z'), "1 2 D(numeric) C(SELECT 1) Z(I)")
+	c.send(&pgproto3.Query{String: "select count(*) from information_schema.tables where table_name in ('snapshot', 'lineitem')"})
+	expect(t, c.until('Z'), "T D(1) C(SELECT 1) Z(I)")
+	c.send(&pgproto3.Query{String: "select count(*) from pg_class c, lineitem l"})
+	expect(t, c.until('Z'), "E(0A000) Z(I)")
+}

@@ -196,6 +196,8 @@ var semanticCases = []string{
 	"select ts, to_char(ts, 'YYYY-MM-DD HH24:MI:SS') as a, to_char(ts, 'DD/MM/YY HH12:MI AM') as b, to_char(ts, 'Dy, DD Mon YYYY') as c, to_char(ts, 'FMDay FMMonth DDD') as e, to_char(ts, 'HH24:MI:SS.MS') as f, to_char(ts, 'SS.US') as g, to_char(d, 'YYYY\"Q\"MM') as h from t order by ts",
 	"select to_date('2020-03-04', 'YYYY-MM-DD') as a, to_date('04/03/2020', 'DD/MM/YYYY') as b, to_timestamp('2020-03-04 05:06:07', 'YYYY-MM-DD HH24:MI:SS') as c, to_timestamp(86400.5) as e",
 	"select d, date_trunc('month', d) as m, date_trunc('week', d) as w, date_trunc('year', ts) as y, date_trunc('hour', ts) as h, date_trunc('quarter', d) as q from t order by d",
+	"select ts::text as a, '2020-01-01 20:30:00+00'::timestamptz::text as b, (i > 0)::text as c from t order by i",
+	"select extract(epoch from interval '1 year') as a, extract(epoch from interval '1 month') as b, extract(day from interval '1 month 3 days') as c, extract(hour from interval '26 hours') as e, extract(month from interval '14 months') as f, extract(year from interval '14 months') as g",
 	// Time zone: the session is UTC like the cluster.
 	"select '2020-01-01 23:30:00-05'::timestamptz as a, '2020-01-01 23:30:00-05'::timestamptz::date as b",
 	"select distinct on (c) c, i from t order by c, i",

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -183,4 +184,27 @@ func TestRunImportsGivenSnapshot(t *testing.T) {
 	if res.Tables[0].Rows != before || res.SnapshotID != snap.ID || res.WALLSN != snap.LSN {
 		t.Errorf("copied %d rows (snapshot had %d), id %s lsn %s", res.Tables[0].Rows, before, res.SnapshotID, res.WALLSN)
 	}
+}
+
+// A copy that does not match the snapshot fails the run and never
+// replaces the target.
+func TestVerifyMismatchLeavesTarget(t *testing.T) {
+	url := newSource(t, splitSchema)
+	tgt, old := previousCopy(t, url)
+	testHookBeforeVerify = func(db *sql.DB) {
+		if _, err := db.Exec(`DELETE FROM public.big WHERE id = 4243`); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { testHookBeforeVerify = nil }()
+	_, err := Run(context.Background(), Options{SourceURL: url, Target: tgt, Tables: []string{"small", "big"}, Verify: true})
+	var mm *MismatchError
+	if !errors.As(err, &mm) || len(mm.Checks) != 2 || !mm.Checks[0].Match || mm.Checks[1].Match ||
+		mm.Checks[1].CopyRows != mm.Checks[1].SourceRows-1 {
+		t.Fatalf("error %v (%+v), want a mismatch of big only", err, mm)
+	}
+	if !strings.Contains(err.Error(), "public.big") {
+		t.Errorf("error %q does not name the table", err)
+	}
+	assertUntouched(t, tgt, old)
 }

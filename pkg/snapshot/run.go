@@ -167,6 +167,9 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 			"ranges", tr.Ranges, "duration", tr.Duration.Round(time.Millisecond))
 	}
 	if o.Verify {
+		if testHookBeforeVerify != nil {
+			testHookBeforeVerify(r.db)
+		}
 		if res.Checks, err = r.verify(ctx, tables, ranges); err != nil {
 			return nil, err
 		}
@@ -187,6 +190,10 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 // testHookTables lets tests alter the described tables (e.g. understate
 // their size); nil outside tests.
 var testHookTables func([]*table)
+
+// testHookBeforeVerify lets tests alter the copy before Options.Verify
+// checks it; nil outside tests.
+var testHookBeforeVerify func(*sql.DB)
 
 // cmp0 is v, or def when v is 0.
 func cmp0(v, def int) int {

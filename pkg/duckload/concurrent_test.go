@@ -3,6 +3,7 @@ package duckload
 import (
 	"bytes"
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,5 +51,37 @@ func TestCreateTableRefusesLossy(t *testing.T) {
 	ddl, err := CreateTableSQL("s", "t", cols)
 	if err != nil || ddl != `CREATE TABLE "s"."t" ("id" INTEGER NOT NULL, "Amount" VARCHAR)` {
 		t.Fatalf("DDL %q, %v", ddl, err)
+	}
+}
+
+// TestAppenderSinkChecksTable checks that a table whose columns differ from
+// the stream's is refused before anything is written.
+func TestAppenderSinkChecksTable(t *testing.T) {
+	ctx := context.Background()
+	db := openDuck(t)
+	if _, err := db.Exec(`CREATE TABLE t (id INTEGER, amount DECIMAL(10,3))`); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cases := map[string][]copybin.Column{
+		"DECIMAL(10,2)": {{Name: "id", TypeOID: 23}, {Name: "amount", TypeOID: 1700, TypMod: 10<<16 | 2 + 4}},
+		"the stream 3":  {{Name: "id", TypeOID: 23}, {Name: "amount", TypeOID: 1700, TypMod: 10<<16 | 3 + 4}, {Name: "x", TypeOID: 25}},
+		`"amount"`:      {{Name: "id", TypeOID: 23}, {Name: "amount", TypeOID: 25}},
+	}
+	for want, cols := range cases {
+		err := conn.Raw(func(dc any) error {
+			s, err := NewAppenderSink(dc.(driver.Conn), "", "t", cols)
+			if err == nil {
+				s.Close()
+			}
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one mentioning %s", err, want)
+		}
 	}
 }

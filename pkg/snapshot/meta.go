@@ -14,7 +14,7 @@ const MetaSchema = "_qpanalytics"
 
 // Meta describes the snapshot a DuckDB file holds.
 type Meta struct {
-	TakenAt    time.Time // when the snapshot was exported
+	TakenAt    time.Time // the source's time when the snapshot was taken
 	SourceHost string    // host (or socket directory) and port, no credentials
 	SourceDB   string
 	SnapshotID string // the exported snapshot's id

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -15,6 +16,8 @@ type exported struct {
 	conn *pgx.Conn // nil when the snapshot was exported by someone else
 	ID   string    // pg_export_snapshot() result
 	LSN  string    // WAL position of the snapshot, for change data capture
+	// TakenAt is the server's start time of the transaction holding it.
+	TakenAt time.Time
 }
 
 // sessionSetup disables the timeouts that would kill a long copy or the
@@ -49,7 +52,8 @@ func exportSnapshot(ctx context.Context, cfg *pgx.ConnConfig) (*exported, error)
 	}
 	e := &exported{conn: conn}
 	err = conn.QueryRow(ctx, `SELECT pg_export_snapshot(),
-		(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text`).Scan(&e.ID, &e.LSN)
+		(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text,
+		now()`).Scan(&e.ID, &e.LSN, &e.TakenAt)
 	if err != nil {
 		return fail(fmt.Errorf("export snapshot: %w", err))
 	}

@@ -7,13 +7,13 @@ import "time"
 // Result describes a finished snapshot.
 type Result struct {
 	Target     string
-	TakenAt    time.Time // when the snapshot was exported
+	TakenAt    time.Time // the source's time when the snapshot was taken
 	SnapshotID string
 	WALLSN     string // source WAL position at the snapshot
 	Strategy   Strategy
 	Readers    int // readers and writers actually used
 	Writers    int
-	Duration   time.Duration
+	Duration   time.Duration // the whole run, including checkpoint and rename
 	Tables     []TableResult
 	Checks     []TableCheck // with Options.Verify: one per table, all matching
 }

@@ -122,7 +122,6 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	if err := r.takeSnapshot(ctx); err != nil {
 		return nil, err
 	}
-	takenAt := time.Now()
 	tables, err := describeTables(ctx, r.snap.conn, o.Tables, o.TextFallback)
 	if err != nil {
 		return nil, err
@@ -157,7 +156,7 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	if err := r.copyAll(ctx, tables, stats, ranges, writers); err != nil {
 		return nil, err
 	}
-	res := &Result{Target: o.Target, TakenAt: takenAt, SnapshotID: r.snap.ID, WALLSN: r.snap.LSN,
+	res := &Result{Target: o.Target, TakenAt: r.snap.TakenAt, SnapshotID: r.snap.ID, WALLSN: r.snap.LSN,
 		Strategy: o.Strategy, Readers: readers, Writers: writers}
 	for i, t := range tables {
 		tr := TableResult{Schema: t.Schema, Name: t.Name, Rows: stats[i].rows.Load(),
@@ -183,6 +182,7 @@ func (r *run) do(ctx context.Context) (*Result, error) {
 	if err := r.finishTarget(ctx, res); err != nil {
 		return nil, err
 	}
+	res.Duration = time.Since(r.start) // with the checkpoint and rename
 	r.log.Info("snapshot done", "target", o.Target, "duration", res.Duration.Round(time.Millisecond))
 	return res, nil
 }
@@ -215,6 +215,9 @@ func (r *run) takeSnapshot(ctx context.Context) error {
 		return err
 	}
 	r.snap = &exported{conn: conn, ID: r.opts.SnapshotID, LSN: r.opts.SnapshotLSN}
+	if err := conn.QueryRow(ctx, "SELECT now()").Scan(&r.snap.TakenAt); err != nil {
+		return fmt.Errorf("read snapshot time: %w", err)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A schema of tables that exercises the splitting: a table of many pages
@@ -73,6 +74,9 @@ func TestRunAppenderSplitsAndVerifies(t *testing.T) {
 	}
 	if m.SnapshotID != res.SnapshotID || m.WALLSN == "" || len(m.Tables) != 4 || m.Readers != 3 || m.Writers != 2 || m.Strategy != Appender {
 		t.Errorf("meta %+v", m)
+	}
+	if d := time.Since(m.TakenAt); d < 0 || d > time.Minute || !m.TakenAt.Equal(res.TakenAt) {
+		t.Errorf("meta taken at %v, result %v", m.TakenAt, res.TakenAt)
 	}
 	if strings.Contains(m.SourceHost, "postgres@") || m.SourceDB == "" {
 		t.Errorf("meta source %q %q", m.SourceHost, m.SourceDB)

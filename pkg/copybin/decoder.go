@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unicode/utf8"
 )
 
 // signature starts every COPY BINARY stream.
@@ -95,6 +96,10 @@ func (d *Decoder) Next(b *Batch, max int) (int, error) {
 		}
 		b.Len++
 		d.row++
+	}
+	if err := d.checkUTF8(b); err != nil {
+		d.err = err
+		return 0, err
 	}
 	if b.Len == 0 && d.done {
 		return 0, io.EOF
@@ -198,6 +203,49 @@ func (d *Decoder) tuple(b *Batch) (need int, err error) {
 	}
 	d.pos = pos
 	return 0, nil
+}
+
+// checkUTF8 makes sure every text and json value of the batch is UTF-8, as
+// DuckDB's VARCHAR requires. It checks a column's bytes in one pass and only
+// looks at single values when that pass finds a non-ASCII byte.
+func (d *Decoder) checkUTF8(b *Batch) error {
+	for i := range b.Cols {
+		v := &b.Cols[i]
+		if v.Kind == KindList {
+			v = v.Elem
+		}
+		if (v.Kind != KindText && v.Kind != KindJSON) || isASCII(v.Data) {
+			continue
+		}
+		for j := range v.Len() {
+			if !utf8.Valid(v.Bytes(j)) {
+				row := j
+				if b.Cols[i].Kind == KindList { // find the list holding element j
+					for row = 0; b.Cols[i].ListOff[row+1] <= j; row++ {
+					}
+				}
+				return &DecodeError{Table: d.Table, Column: d.cols[i].Name, Row: d.row - int64(b.Len) + int64(row), Offset: -1,
+					Err: errors.New("text is not valid UTF-8, which DuckDB VARCHAR and JSON require; is the database encoding UTF8?")}
+			}
+		}
+	}
+	return nil
+}
+
+// isASCII reports whether b has no byte above 0x7f, eight bytes at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // finiteDate reports that a 4-byte date is not ±infinity.

@@ -274,3 +274,27 @@ func fuzzSeed() []byte {
 	w.Write([]byte{0xff, 0xff})
 	return w.Bytes()
 }
+
+// TestInvalidUTF8 reads text from a SQL_ASCII database, where any bytes are
+// allowed, and checks that a non-UTF-8 value is refused with its row.
+func TestInvalidUTF8(t *testing.T) {
+	ctx := context.Background()
+	admin := pgConn(t, `DROP DATABASE IF EXISTS ascii`, `CREATE DATABASE ascii TEMPLATE template0 ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C'`)
+	_ = admin
+	conn, err := pgx.Connect(ctx, pgtest.Shared(t).DBURL("ascii"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		`SELECT convert_from('\x68c3a9'::bytea, 'SQL_ASCII') AS s, ARRAY['ok'] AS a UNION ALL SELECT 'plain', ARRAY['fine', convert_from('\x61ff'::bytea, 'SQL_ASCII')]`,
+		`SELECT 'ok' AS s, ARRAY['fine'] AS a UNION ALL SELECT convert_from('\xc3'::bytea, 'SQL_ASCII'), ARRAY['x']`,
+	} {
+		cols := []Column{{Name: "s", TypeOID: oidText}, {Name: "a", TypeOID: 1009}}
+		_, err := decodeAll(bytes.NewReader(copyBinary(t, conn, q)), cols, 10, func(*Batch) {})
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Row != 1 || !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%s: error %v, want a UTF-8 error at row 1", q, err)
+		}
+	}
+}

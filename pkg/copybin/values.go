@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unicode/utf8"
 )
 
 const (
@@ -64,9 +63,6 @@ func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
 			v.Data = appendChar(v.Data, b)
 			v.Off = append(v.Off, len(v.Data))
 			break
-		}
-		if !utf8.Valid(b) {
-			return errors.New("text is not valid UTF-8 (DuckDB VARCHAR must be); is the database encoding UTF8?")
 		}
 		v.Data = append(v.Data, b...)
 		v.Off = append(v.Off, len(v.Data))
@@ -125,9 +121,6 @@ func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
 				return errors.New("jsonb: unknown binary version")
 			}
 			b = b[1:]
-		}
-		if !utf8.Valid(b) {
-			return errors.New("json is not valid UTF-8; is the database encoding UTF8?")
 		}
 		v.Data = append(v.Data, b...)
 		v.Off = append(v.Off, len(v.Data))

@@ -3,7 +3,6 @@
 package snapshot
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,10 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/qpkit/qpkit/pkg/copybin"
 )
-
-// copyBuffer batches CopyTo's per-row writes into large pipe writes, so the
-// decoder gets big reads instead of one hand-off per row.
-const copyBuffer = 256 << 10
 
 // readLoop is one reader: it pulls ranges until the queue is empty and
 // sends each decoded batch to out, taking empty batches from free (which
@@ -42,24 +37,24 @@ func copySQL(t *table, rg pageRange) string {
 	return fmt.Sprintf("COPY (SELECT %s FROM %s%s) TO STDOUT (FORMAT binary)", strings.Join(cols, ", "), t.pgIdent(), rg.where())
 }
 
-// readRange copies one range: CopyTo writes into a pipe in its own
-// goroutine while this one decodes from the pipe.
+// readRange copies one range: CopyTo writes into a copybin.Pipe in its own
+// goroutine while this one decodes from it. The pipe gathers CopyTo's
+// per-row writes into large blocks, so the two goroutines meet once per
+// block, not once per row.
 func readRange(ctx context.Context, conn *pgx.Conn, t *table, rg pageRange, st *tableStats, batchRows int,
 	out chan<- item, free chan *copybin.Batch) error {
 	st.rangeStarted(time.Now())
-	pr, pw := io.Pipe()
+	pipe := copybin.NewPipe()
 	copyErr := make(chan error, 1)
 	go func() {
-		bw := bufio.NewWriterSize(pw, copyBuffer)
-		_, err := conn.PgConn().CopyTo(ctx, bw, copySQL(t, rg))
-		if err == nil {
-			err = bw.Flush()
+		_, err := conn.PgConn().CopyTo(ctx, pipe, copySQL(t, rg))
+		if cerr := pipe.CloseWrite(err); err == nil {
+			err = cerr // the last block could not be handed over
 		}
-		pw.CloseWithError(err) // nil: the decoder sees io.EOF after the trailer
 		copyErr <- err
 	}()
-	err := decodeRange(ctx, &countingReader{r: pr, n: &st.bytes}, t, rg, batchRows, out, free)
-	pr.CloseWithError(errDecodeStopped) // unblocks CopyTo if decoding stopped early
+	err := decodeRange(ctx, &countingReader{r: pipe, n: &st.bytes}, t, rg, batchRows, out, free)
+	pipe.CloseRead(errDecodeStopped) // unblocks CopyTo if decoding stopped early
 	cerr := <-copyErr
 	if cerr != nil && !errors.Is(cerr, errDecodeStopped) {
 		return fmt.Errorf("copy %s pages %s: %w", t, rangeText(rg), cerr)

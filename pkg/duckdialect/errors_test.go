@@ -113,6 +113,7 @@ func TestRefusals(t *testing.T) {
 		"select relname from pg_class":                          "system catalog pg_class",
 		"select * from information_schema.tables":               "system catalog tables",
 		"select regexp_replace('a', 'a', 'b', 'n')":             "flags",
+		"select ~ 5":                                            "prefix operator ~",
 		"select i from t order by i using <":                    "USING",
 	} {
 		_, err := Translate(q)

@@ -47,6 +47,9 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 	name := opName(e)
 	switch e.Kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
+		if e.Lexpr == nil && name != "-" && name != "+" {
+			return nil, unsupported("prefix operator %s", name)
+		}
 		switch {
 		case name == "||":
 			e.Lexpr, e.Rexpr = concatText(e.Lexpr), concatText(e.Rexpr)

@@ -1,6 +1,7 @@
 package duckwire
 
 import (
+	"context"
 	"database/sql/driver"
 	"math/big"
 	"net"
@@ -62,4 +63,29 @@ func BenchmarkEncodeRows(b *testing.B) {
 			b.ReportMetric(float64(dc.n)/float64(b.N)/n, "bytes/row")
 		})
 	}
+}
+
+// BenchmarkServerResult reads 100k mixed rows through the server with pgx
+// (extended protocol, binary), DuckDB's work and pgx's decoding included; rows/s is reported.
+func BenchmarkServerResult(b *testing.B) {
+	s := startServer(b, func(c *Config) { c.Dialect = Passthrough }) // DuckDB's range()
+	c := connect(b, s.url, false)
+	const q = `select i::bigint as k, (i % 1000)::int as p, (i % 5000)::numeric(15,2) / 100 as q, i * 1.25 as f,
+		'carefully final deposits ' || (i % 100)::text as c, date '1995-01-01' + (i % 2000)::int as d
+		from range(1, 100001) g(i)`
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rows, err := c.Query(context.Background(), q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if rows.Err() != nil || n != 100_000 {
+			b.Fatal(n, rows.Err())
+		}
+	}
+	b.ReportMetric(100_000*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }

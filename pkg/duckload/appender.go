@@ -22,6 +22,7 @@ type AppenderSink struct {
 	chunk  mapping.DataChunk
 	types  []mapping.LogicalType
 	cols   []columnWriter
+	arena  *strArena
 	rows   int // rows in the current chunk
 	cap    int
 	total  int64
@@ -59,6 +60,10 @@ func NewAppenderSink(conn driver.Conn, schema, table string, cols []copybin.Colu
 		}
 		s.cols = append(s.cols, w)
 	}
+	if s.arena, err = newStrArena(); err != nil {
+		s.destroy()
+		return nil, fmt.Errorf("appender on %s: %w", name, err)
+	}
 	s.chunk = mapping.CreateDataChunk(s.types)
 	return s, nil
 }
@@ -75,7 +80,7 @@ func (s *AppenderSink) Write(b *copybin.Batch) error {
 		n := min(s.cap-s.rows, b.Len-from)
 		for i := range s.cols {
 			vec := mapping.DataChunkGetVector(s.chunk, mapping.IdxT(i))
-			if err := s.cols[i].write(vec, s.rows, &b.Cols[i], from, n); err != nil {
+			if err := s.cols[i].write(vec, s.rows, &b.Cols[i], from, n, s.arena); err != nil {
 				return fmt.Errorf("appender on %s: column %s: %w", s.name, s.cols[i].name, err)
 			}
 		}
@@ -103,6 +108,7 @@ func (s *AppenderSink) appendChunk() error {
 		return fmt.Errorf("appender on %s: append chunk: %s", s.name, mapping.AppenderError(s.app))
 	}
 	mapping.DataChunkReset(s.chunk)
+	s.arena.reset() // the appender has copied the chunk's strings
 	s.rows = 0
 	return nil
 }
@@ -136,5 +142,7 @@ func (s *AppenderSink) destroy() bool {
 		mapping.DestroyLogicalType(&s.types[i])
 	}
 	s.types = nil
-	return mapping.AppenderDestroy(&s.app) == mapping.StateError
+	failed := mapping.AppenderDestroy(&s.app) == mapping.StateError
+	s.arena.free()
+	return failed
 }

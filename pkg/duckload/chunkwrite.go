@@ -90,7 +90,7 @@ type interval struct {
 type listEntry struct{ offset, length uint64 }
 
 // write copies src rows [from, from+n) to rows [at, at+n) of vec.
-func (w *columnWriter) write(vec mapping.Vector, at int, src *copybin.Vector, from, n int) error {
+func (w *columnWriter) write(vec mapping.Vector, at int, src *copybin.Vector, from, n int, arena *strArena) error {
 	if src.Kind != w.kind {
 		return fmt.Errorf("batch column is %v, writer expects %v", src.Kind, w.kind)
 	}
@@ -141,9 +141,9 @@ func (w *columnWriter) write(vec mapping.Vector, at int, src *copybin.Vector, fr
 			dst[i] = hugeint{lo: binary.BigEndian.Uint64(b[8:]), hi: int64(binary.BigEndian.Uint64(b) ^ 1<<63)}
 		}
 	case copybin.KindText, copybin.KindJSON, copybin.KindBytes:
-		writeStrings(vec, data, at, src, from, n)
+		writeStrings(vec, data, at, src, from, n, arena)
 	case copybin.KindList:
-		return w.writeList(vec, data, at, src, from, n)
+		return w.writeList(vec, at, src, from, n, arena)
 	default:
 		return fmt.Errorf("no writer for %v", w.kind)
 	}
@@ -172,20 +172,26 @@ func writeDecimal(phys mapping.Type, data unsafe.Pointer, at int, src *copybin.V
 	}
 }
 
-// writeStrings stores short values inline in the string_t array (no call
-// into C) and hands longer ones to DuckDB, which copies them into the
-// vector's heap.
-func writeStrings(vec mapping.Vector, data unsafe.Pointer, at int, src *copybin.Vector, from, n int) {
+// writeStrings stores short values inline in the string_t array and longer
+// ones as pointers into the arena, with no call into C; only when the arena
+// is full (or absent) does DuckDB copy a string into the vector's heap.
+func writeStrings(vec mapping.Vector, data unsafe.Pointer, at int, src *copybin.Vector, from, n int, arena *strArena) {
 	dst := unsafe.Slice((*[16]byte)(data), at+n)[at:]
 	for i := range n {
 		if src.Nulls[from+i] {
 			continue
 		}
 		b := src.Bytes(from + i)
+		var s [16]byte // duckdb_string_t: length, then 12 bytes inline or a 4-byte prefix and a pointer
+		binary.LittleEndian.PutUint32(s[:], uint32(len(b)))
 		if len(b) <= 12 {
-			var s [16]byte
-			binary.LittleEndian.PutUint32(s[:], uint32(len(b)))
 			copy(s[4:], b)
+			dst[i] = s
+			continue
+		}
+		if p := arena.put(b); p != 0 {
+			copy(s[4:8], b)
+			binary.LittleEndian.PutUint64(s[8:], uint64(p))
 			dst[i] = s
 			continue
 		}
@@ -194,7 +200,7 @@ func writeStrings(vec mapping.Vector, data unsafe.Pointer, at int, src *copybin.
 }
 
 // writeList writes list entries and appends the elements to the child vector.
-func (w *columnWriter) writeList(vec mapping.Vector, data unsafe.Pointer, at int, src *copybin.Vector, from, n int) error {
+func (w *columnWriter) writeList(vec mapping.Vector, at int, src *copybin.Vector, from, n int, arena *strArena) error {
 	base := int(mapping.ListVectorGetSize(vec))
 	first, last := src.ListOff[from], src.ListOff[from+n]
 	count := last - first
@@ -208,7 +214,7 @@ func (w *columnWriter) writeList(vec mapping.Vector, data unsafe.Pointer, at int
 	}
 	if count > 0 {
 		child := mapping.ListVectorGetChild(vec)
-		if err := w.elem.write(child, base, src.Elem, first, count); err != nil {
+		if err := w.elem.write(child, base, src.Elem, first, count, arena); err != nil {
 			return fmt.Errorf("list elements: %w", err)
 		}
 	}

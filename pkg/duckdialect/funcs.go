@@ -263,7 +263,7 @@ func corr(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 }
 
 // splitPart refuses field 0, which PostgreSQL rejects and DuckDB answers
-// with ''; negative fields count from the end in both.
+// with an empty string; negative fields count from the end in both.
 func splitPart(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 	if len(fc.Args) != 3 {
 		return nil, unsupported("split_part with %d arguments", len(fc.Args))

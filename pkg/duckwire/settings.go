@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qpkit/qpkit/pkg/pgwire"
 )
 
 // reportedGUCs are the settings PostgreSQL 15 reports with ParameterStatus
@@ -52,6 +54,9 @@ func newSettings(cfg Config, startup map[string]string) *settings {
 			continue
 		}
 		s.set(k, v) // unknown or invalid startup settings are kept as sent
+	}
+	for k, v := range pgwire.OptionSettings(startup["options"]) {
+		s.set(k, v)
 	}
 	return s
 }

@@ -54,6 +54,15 @@ func TestPgxSimpleProtocol(t *testing.T) {
 	}
 }
 
+func TestStartupOptions(t *testing.T) {
+	s := startServer(t, nil)
+	out := runPsql(t, s.url+"&options=-c%20statement_timeout%3D1234%20-c%20TimeZone%3DAsia/Tokyo", "-A", "-t",
+		"-c", "show statement_timeout", "-c", "show timezone", "-c", "select tstz from types where i4 = 42")
+	if want := "1234\nAsia/Tokyo\n2024-01-02 12:04:05.5+09\n"; out != want {
+		t.Fatalf("got %q, want %q", out, want)
+	}
+}
+
 func TestPsqlDescribe(t *testing.T) {
 	s := startServer(t, nil)
 	out := runPsql(t, s.url, "-c", `\dt`)

@@ -18,11 +18,11 @@ func TestTPCHParity(t *testing.T) {
 	runTPCH(t, tpchEngines(t))
 }
 
-// TestTPCHParitySF01 is TestTPCHParity at SF 0.1, run when QPKIT_LONG=1
+// TestTPCHParitySF01 is TestTPCHParity at SF 0.1, run when TPCH_LONG=1 (scripts/test --long)
 // and not -short.
 func TestTPCHParitySF01(t *testing.T) {
-	if testing.Short() || os.Getenv("QPKIT_LONG") != "1" {
-		t.Skip("set QPKIT_LONG=1 for SF 0.1")
+	if testing.Short() || os.Getenv("TPCH_LONG") != "1" {
+		t.Skip("set TPCH_LONG=1 (scripts/test --long) for SF 0.1")
 	}
 	e, err := loadEngines(t, pgtest.Start(t, pgtest.Options{}).URL(), 0.1)
 	if err != nil {

@@ -3,6 +3,7 @@ package duckload
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"io"
 	"path/filepath"
@@ -33,7 +34,13 @@ func decodeBatches(b *testing.B, data []byte, cols []copybin.Column) []*copybin.
 
 // BenchmarkAppenderLineitem appends decoded TPC-H lineitem (SF 0.05) to a
 // fresh in-memory DuckDB table through one AppenderSink, Close included.
-func BenchmarkAppenderLineitem(b *testing.B) {
+func BenchmarkAppenderLineitem(b *testing.B) { benchAppender(b, 1) }
+
+// BenchmarkAppenderLineitem2 does the same with two sinks on two
+// connections appending halves of the batches at once.
+func BenchmarkAppenderLineitem2(b *testing.B) { benchAppender(b, 2) }
+
+func benchAppender(b *testing.B, sinks int) {
 	data, cols, rows := copybintest.Lineitem(b, 0.05)
 	batches := decodeBatches(b, data, cols)
 	ctx := context.Background()
@@ -44,33 +51,45 @@ func BenchmarkAppenderLineitem(b *testing.B) {
 		if err := CreateTable(ctx, db, "", "lineitem", cols); err != nil {
 			b.Fatal(err)
 		}
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			b.Fatal(err)
+		conns := make([]*sql.Conn, sinks)
+		for i := range conns {
+			var err error
+			if conns[i], err = db.Conn(ctx); err != nil {
+				b.Fatal(err)
+			}
 		}
 		b.StartTimer()
-		err = conn.Raw(func(dc any) error {
-			sink, err := NewAppenderSink(dc.(driver.Conn), "", "lineitem", cols)
-			if err != nil {
-				return err
+		errs := make(chan error, sinks)
+		for k, conn := range conns {
+			go func() {
+				errs <- conn.Raw(func(dc any) error {
+					sink, err := NewAppenderSink(dc.(driver.Conn), "", "lineitem", cols)
+					if err != nil {
+						return err
+					}
+					for i := k; i < len(batches); i += sinks {
+						if err := sink.Write(batches[i]); err != nil {
+							sink.Close()
+							return err
+						}
+					}
+					return sink.Close()
+				})
+			}()
+		}
+		for range sinks {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
 			}
-			for _, batch := range batches {
-				if err := sink.Write(batch); err != nil {
-					sink.Close()
-					return err
-				}
-			}
-			return sink.Close()
-		})
-		if err != nil {
-			b.Fatal(err)
 		}
 		b.StopTimer()
 		var n int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM lineitem").Scan(&n); err != nil || n != rows {
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM lineitem").Scan(&n); err != nil || n != rows {
 			b.Fatalf("table has %d rows (%v), want %d", n, err, rows)
 		}
-		conn.Close()
+		for _, c := range conns {
+			c.Close()
+		}
 		db.Close()
 		b.StartTimer()
 	}

@@ -97,6 +97,9 @@ func (d *Decoder) Next(b *Batch, max int) (int, error) {
 		b.Len++
 		d.row++
 	}
+	for i := range b.Cols {
+		b.Cols[i].fillNulls()
+	}
 	if err := d.checkUTF8(b); err != nil {
 		d.err = err
 		return 0, err
@@ -183,13 +186,10 @@ func (d *Decoder) tuple(b *Batch) (need int, err error) {
 		switch {
 		case p.kind == KindInt32 && l == 4:
 			v.Int = append(v.Int, int64(int32(binary.BigEndian.Uint32(data))))
-			v.Nulls = append(v.Nulls, false)
 		case p.kind == KindInt64 && l == 8 && !p.oid:
 			v.Int = append(v.Int, int64(binary.BigEndian.Uint64(data)))
-			v.Nulls = append(v.Nulls, false)
 		case p.kind == KindDate && l == 4 && finiteDate(data):
 			v.Int = append(v.Int, int64(int32(binary.BigEndian.Uint32(data)))+unixToPGDays)
-			v.Nulls = append(v.Nulls, false)
 		case p.kind == KindList:
 			err = decodeArray(v, p, data)
 		default:

@@ -246,7 +246,7 @@ func FuzzDecoder(f *testing.F) {
 				return
 			}
 			for _, v := range b.Cols {
-				if v.Len() != n {
+				if v.Len() != n || len(v.Nulls) != n {
 					t.Fatalf("vector has %d values, batch %d", v.Len(), n)
 				}
 			}

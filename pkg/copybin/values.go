@@ -136,7 +136,6 @@ func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
 	default:
 		return fmt.Errorf("no decoder for kind %v", k)
 	}
-	v.Nulls = append(v.Nulls, false)
 	return nil
 }
 
@@ -225,6 +224,5 @@ func decodeArray(v *Vector, p *plan, b []byte) error {
 		return fmt.Errorf("array: %d trailing bytes", len(b))
 	}
 	v.ListOff = append(v.ListOff, e.Len())
-	v.Nulls = append(v.Nulls, false)
 	return nil
 }

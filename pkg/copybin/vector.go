@@ -2,6 +2,8 @@
 
 package copybin
 
+import "slices"
+
 // Batch holds up to a few thousand decoded rows column by column. Next
 // overwrites it; its slices are reused from call to call, so a consumer must
 // copy what it keeps.
@@ -41,7 +43,32 @@ type Vector struct {
 func (v *Vector) Bytes(i int) []byte { return v.Data[v.Off[i]:v.Off[i+1]] }
 
 // Len is the number of values in the vector.
-func (v *Vector) Len() int { return len(v.Nulls) }
+func (v *Vector) Len() int {
+	switch v.Kind {
+	case KindBool:
+		return len(v.Bool)
+	case KindFloat32, KindFloat64:
+		return len(v.Float)
+	case KindText, KindJSON, KindBytes, KindUUID:
+		return len(v.Off) - 1
+	case KindList:
+		return len(v.ListOff) - 1
+	}
+	return len(v.Int)
+}
+
+// fillNulls extends Nulls with false up to Len: while decoding, Nulls only
+// grows when a NULL arrives, which saves a store per value.
+func (v *Vector) fillNulls() {
+	if n := v.Len(); len(v.Nulls) < n {
+		old := len(v.Nulls)
+		v.Nulls = slices.Grow(v.Nulls, n-old)[:n]
+		clear(v.Nulls[old:])
+	}
+	if v.Elem != nil {
+		v.Elem.fillNulls()
+	}
+}
 
 func (v *Vector) reset() {
 	v.Nulls = v.Nulls[:0]
@@ -61,15 +88,14 @@ func (v *Vector) reset() {
 // truncate drops the values after the first n, undoing a partly decoded
 // tuple.
 func (v *Vector) truncate(n int) {
-	if len(v.Nulls) <= n {
-		return
-	}
-	for _, null := range v.Nulls[n:] {
-		if null {
-			v.NullCount--
+	if len(v.Nulls) > n {
+		for _, null := range v.Nulls[n:] {
+			if null {
+				v.NullCount--
+			}
 		}
+		v.Nulls = v.Nulls[:n]
 	}
-	v.Nulls = v.Nulls[:n]
 	v.Int = v.Int[:min(n, len(v.Int))]
 	v.Hi = v.Hi[:min(n, len(v.Hi))]
 	v.Float = v.Float[:min(n, len(v.Float))]
@@ -86,6 +112,7 @@ func (v *Vector) truncate(n int) {
 
 // appendNull adds a NULL row with a zero value in the kind's slices.
 func (v *Vector) appendNull() {
+	v.fillNulls()
 	v.Nulls = append(v.Nulls, true)
 	v.NullCount++
 	switch v.Kind {

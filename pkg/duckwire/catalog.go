@@ -46,6 +46,10 @@ func (ss *session) intercept(sql string) (resultSet, bool) {
 		return ss.relationInfo(sql), true
 	case strings.Contains(sql, "FROM pg_catalog.pg_attribute a\nWHERE a.attrelid = '"):
 		return ss.relationColumns(sql), true
+	case strings.Contains(sql, `pg_catalog.pg_get_userbyid(n.nspowner) AS "Owner"`) && strings.Contains(sql, "FROM pg_catalog.pg_namespace n"):
+		return ss.listSchemas(), true
+	case strings.Contains(sql, `pg_catalog.pg_get_userbyid(d.datdba) as "Owner"`) && strings.Contains(sql, "FROM pg_catalog.pg_database d"):
+		return ss.listDatabases(), true
 	}
 	for _, c := range emptyCatalogs {
 		if strings.Contains(sql, c) {
@@ -165,9 +169,13 @@ func (ss *session) relationInfo(sql string) resultSet {
 // relationColumns answers \d name's pg_attribute query.
 func (ss *session) relationColumns(sql string) resultSet {
 	names := []string{"attname", "format_type", "pg_get_expr", "attnotnull", "attcollation", "attidentity", "attgenerated"}
-	verbose := strings.Contains(sql, "a.attstorage")
-	if verbose {
-		names = append(names, "attstorage", "attstattarget", "col_description")
+	var extra []driver.Value // \d+ columns: storage, compression (psql 14+), statistics target, comment
+	if strings.Contains(sql, "a.attstorage") {
+		names, extra = append(names, "attstorage"), append(extra, "p")
+		if strings.Contains(sql, "a.attcompression") {
+			names, extra = append(names, "attcompression"), append(extra, "")
+		}
+		names, extra = append(names, "attstattarget", "col_description"), append(extra, nil, nil)
 	}
 	r := textRows(names)
 	rel, ok := ss.relationByOID(sql)
@@ -189,12 +197,30 @@ func (ss *session) relationColumns(sql string) resultSet {
 			notNull = "f"
 		}
 		row := []driver.Value{name, typeOfName(typ).name, c[3], notNull, nil, "", ""}
-		if verbose {
-			row = append(row, "p", nil, nil)
-		}
-		r.rows = append(r.rows, row)
+		r.rows = append(r.rows, append(row, extra...))
 	}
 	return r
+}
+
+// listSchemas answers \dn: the served database's schemas.
+func (ss *session) listSchemas() resultSet {
+	r := textRows([]string{"Name", "Owner"})
+	rows, err := ss.rows(`SELECT DISTINCT schema_name FROM duckdb_schemas() WHERE schema_name NOT IN ('` + MetaSchema +
+		`', 'pg_catalog', 'information_schema') AND database_name = current_database() ORDER BY 1`)
+	if err != nil {
+		ss.srv.cfg.Log.Warn("catalog lookup failed", "err", err)
+		return r
+	}
+	for _, row := range rows {
+		r.rows = append(r.rows, []driver.Value{row[0], ss.settings.get("session_authorization")})
+	}
+	return r
+}
+
+// listDatabases answers \l: the one database a session sees.
+func (ss *session) listDatabases() resultSet {
+	return textRows([]string{"Name", "Owner", "Encoding", "Collate", "Ctype", "ICU Locale", "Locale Provider", "Access privileges"},
+		[]string{ss.settings.db, ss.settings.get("session_authorization"), "UTF8", "C", "C", "", "libc", ""})
 }
 
 // rows runs an internal catalog query on the session's DuckDB connection.

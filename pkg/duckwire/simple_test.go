@@ -76,6 +76,15 @@ func TestPsqlDescribe(t *testing.T) {
 		}
 	}
 	t.Log(out)
+	out = runPsql(t, s.url, "-c", `\d+ types`, "-c", `\dn`, "-c", `\l`)
+	for _, want := range []string{"tstz   | timestamp with time zone", "arr    | integer[]", " main ", "analytics | analyst"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("\\d+ types, \\dn, \\l lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, MetaSchema) {
+		t.Fatalf("%s listed:\n%s", MetaSchema, out)
+	}
 	out = runPsql(t, s.url, "-c", `\dt line*`)
 	if !strings.Contains(out, "lineitem") || strings.Contains(out, "types") {
 		t.Fatalf("\\dt line*:\n%s", out)

@@ -53,8 +53,13 @@ func splitPages(table int, pages, per int64) []pageRange {
 
 // rangePages is the automatic range size: about four ranges per reader over
 // all pages, so that readers finish close together, but at least minPages
-// so that tiny ranges do not cost more in round trips than they read.
+// so that tiny ranges do not cost more in round trips than they read. A
+// single reader gains nothing from ranges and each costs a TID range scan
+// where a whole table is a plain COPY, so it gets whole tables.
 func rangePages(totalPages int64, readers int) int64 {
 	const minPages = 64
+	if readers <= 1 {
+		return max(minPages, totalPages+1)
+	}
 	return max(minPages, totalPages/int64(4*max(1, readers)))
 }

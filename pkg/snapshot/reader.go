@@ -28,11 +28,18 @@ func readLoop(ctx context.Context, conn *pgx.Conn, tables []*table, stats []*tab
 	return nil
 }
 
-// copySQL is the COPY statement for one range of t.
+// copySQL is the COPY statement for one range of t. A whole table of
+// plain columns is COPY table (cols): PostgreSQL then streams the heap
+// without running a query plan, which is the fastest way out.
 func copySQL(t *table, rg pageRange) string {
 	cols := make([]string, len(t.Cols))
+	plain := rg.where() == ""
 	for i, c := range t.Cols {
 		cols[i] = c.SelectExpr()
+		plain = plain && !c.AsText
+	}
+	if plain {
+		return fmt.Sprintf("COPY %s (%s) TO STDOUT (FORMAT binary)", t.pgIdent(), strings.Join(cols, ", "))
 	}
 	return fmt.Sprintf("COPY (SELECT %s FROM %s%s) TO STDOUT (FORMAT binary)", strings.Join(cols, ", "), t.pgIdent(), rg.where())
 }

@@ -159,12 +159,13 @@ func (d *Decoder) tuple(b *Batch) (need int, err error) {
 		return 0, d.fail("", fmt.Errorf("tuple has %d fields, want %d", n, len(d.cols)))
 	}
 	pos := start + 2
-	for i := range d.plans {
+	plans, cols := d.plans, b.Cols[:len(d.plans)]
+	for i := range plans {
 		if len(buf)-pos < 4 {
 			return pos + 4 - start, nil
 		}
 		l := int32(binary.BigEndian.Uint32(buf[pos:]))
-		v, p := &b.Cols[i], &d.plans[i]
+		v, p := &cols[i], &plans[i]
 		if l < 0 {
 			if l != -1 {
 				d.pos = pos

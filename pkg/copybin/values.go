@@ -55,9 +55,7 @@ func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
 		}
 	case KindText:
 		if p.bpchar {
-			for len(b) > 0 && b[len(b)-1] == ' ' {
-				b = b[:len(b)-1]
-			}
+			b = trimSpaces(b)
 		}
 		if p.char1 {
 			v.Data = appendChar(v.Data, b)
@@ -137,6 +135,18 @@ func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
 		return fmt.Errorf("no decoder for kind %v", k)
 	}
 	return nil
+}
+
+// trimSpaces drops trailing spaces, eight at a time while it can.
+func trimSpaces(b []byte) []byte {
+	const spaces = 0x2020202020202020
+	for len(b) >= 8 && binary.LittleEndian.Uint64(b[len(b)-8:]) == spaces {
+		b = b[:len(b)-8]
+	}
+	for len(b) > 0 && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // appendChar renders a "char" byte as PostgreSQL 15 prints it: nothing for

@@ -55,6 +55,10 @@ func NewDecoder(r io.Reader, cols []Column) (*Decoder, error) {
 // Rows is the number of rows decoded so far.
 func (d *Decoder) Rows() int64 { return d.row }
 
+// DefaultBatchRows is DuckDB's vector size, a good batch size for the
+// appender; Next uses it when max is not positive.
+const DefaultBatchRows = 2048
+
 // Next decodes up to max rows into b, replacing its contents, and returns
 // how many it decoded. After the trailer it returns 0, io.EOF. Any other
 // error is a *DecodeError (or wraps the reader's error) and is returned
@@ -62,6 +66,9 @@ func (d *Decoder) Rows() int64 { return d.row }
 func (d *Decoder) Next(b *Batch, max int) (int, error) {
 	if d.err != nil {
 		return 0, d.err
+	}
+	if max <= 0 {
+		max = DefaultBatchRows
 	}
 	initBatch(b, d.plans)
 	if d.done {

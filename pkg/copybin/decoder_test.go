@@ -298,3 +298,39 @@ func TestInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupDomainsAndEnums checks that a domain is read as its base type
+// and an enum as its label.
+func TestLookupDomainsAndEnums(t *testing.T) {
+	conn := pgConn(t, `DROP TABLE IF EXISTS de`, `DROP DOMAIN IF EXISTS money2`, `DROP TYPE IF EXISTS mood`,
+		`CREATE DOMAIN money2 AS numeric(10,2) CHECK (VALUE >= 0)`, `CREATE TYPE mood AS ENUM ('sad', 'happy')`,
+		`CREATE TABLE de (m money2, f mood NOT NULL)`, `INSERT INTO de VALUES (12.5, 'happy'), (NULL, 'sad')`)
+	cols, err := LookupColumns(context.Background(), conn, "de")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, c := range cols {
+		typ, err := DuckDBType(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, typ)
+	}
+	if got := strings.Join(types, ","); got != "DECIMAL(10,2),VARCHAR" || !cols[1].NotNull || cols[0].Type != "money2" {
+		t.Fatalf("types %s, columns %+v", got, cols)
+	}
+	var got []string
+	_, err = decodeAll(bytes.NewReader(copyBinary(t, conn, "SELECT m, f FROM de ORDER BY f")), cols, 10, func(b *Batch) {
+		for i := 0; i < b.Len; i++ {
+			m := "NULL"
+			if !b.Cols[0].Nulls[i] {
+				m = decimalText(&b.Cols[0], i)
+			}
+			got = append(got, m+" "+string(b.Cols[1].Bytes(i)))
+		}
+	})
+	if err != nil || strings.Join(got, ";") != "NULL sad;12.50 happy" {
+		t.Fatalf("decoded %q, %v", got, err)
+	}
+}

@@ -69,6 +69,8 @@ func NewAppenderSink(conn driver.Conn, schema, table string, cols []copybin.Colu
 }
 
 // Write appends the batch's rows. The batch may be reused once Write returns.
+// The appender commits on its own every so many rows and at Close, so a
+// failed load leaves rows behind: drop the table rather than reuse it.
 func (s *AppenderSink) Write(b *copybin.Batch) error {
 	if s.closed {
 		return fmt.Errorf("appender on %s: write after close", s.name)

@@ -81,7 +81,7 @@ func classify(n *pg_query.Node) statement {
 		}
 		return statement{kind: kindQuery}
 	case n.GetExplainStmt() != nil:
-		return statement{kind: kindQuery}
+		return statement{kind: kindQuery, tag: "EXPLAIN"}
 	case n.GetVariableSetStmt() != nil:
 		return setStatement(n.GetVariableSetStmt())
 	case n.GetVariableShowStmt() != nil:

@@ -105,6 +105,9 @@ func (ss *session) parse(body []byte) {
 			}
 			ps.paramOIDs = oids
 			ps.cols = statementColumns(duck)
+			if ps.st.tag == "EXPLAIN" {
+				ps.cols = explainColumns
+			}
 		}
 	}
 	ss.stmts[m.Name] = ps
@@ -211,6 +214,9 @@ func (ss *session) startPortal(p *portal) bool {
 		} else if st.kind == kindQuery && p.ps.duck != nil {
 			p.rs, p.err = ss.runPrepared(p.ps, p.args)
 			p.tag = "SELECT"
+			if st.tag == "EXPLAIN" && p.err == nil {
+				p.rs, p.tag = explainRows(p.rs), "EXPLAIN"
+			}
 		} else {
 			p.rs, p.tag, p.err = ss.start(st, p.args)
 		}

@@ -107,7 +107,11 @@ func (ss *session) start(st statement, args []driver.NamedValue) (resultSet, str
 	case kindEmpty:
 		return nil, "", nil
 	}
-	return ss.query(st.sql, args)
+	rs, tag, err := ss.query(st.sql, args)
+	if err == nil && st.tag == "EXPLAIN" {
+		return explainRows(rs), "EXPLAIN", nil
+	}
+	return rs, tag, err
 }
 
 // query runs one query on DuckDB, after the local catalog answers and the

@@ -124,3 +124,29 @@ func TestCatalogLookups(t *testing.T) {
 	c.send(&pgproto3.Query{String: "select count(*) from pg_class c, lineitem l"})
 	expect(t, c.until('Z'), "E(0A000) Z(I)")
 }
+
+func TestExplainShape(t *testing.T) {
+	s := startServer(t, nil)
+	for _, simple := range []bool{true, false} {
+		c := connect(t, s.url, simple)
+		rows, err := c.Query(context.Background(), "explain select l_comment from lineitem where l_orderkey > 5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, seq := 0, false
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			seq = seq || strings.Contains(line, "lineitem")
+		}
+		if rows.Err() != nil || n < 3 || !seq || rows.FieldDescriptions()[0].Name != "QUERY PLAN" {
+			t.Fatalf("simple=%v: %d lines, scan found %v, %v", simple, n, seq, rows.Err())
+		}
+		if tag := rows.CommandTag().String(); tag != "EXPLAIN" {
+			t.Fatalf("tag %q", tag)
+		}
+	}
+}

@@ -23,8 +23,6 @@ const pgEpochUnixDays = 10957 // days from 1970-01-01 to 2000-01-01
 // canBinary reports whether t has a binary encoder here.
 func canBinary(t *pgType) bool {
 	switch t.oid {
-	case pgwire.OIDTimetz:
-		return false
 	case pgwire.OIDText:
 		return t.elem == nil
 	}
@@ -84,6 +82,13 @@ func appendBinary(dst []byte, v any, t *pgType, loc *time.Location) ([]byte, err
 		h, m, s := tm.Clock()
 		us := int64(h*3600+m*60+s)*1e6 + int64(tm.Nanosecond()/1000)
 		return binary.BigEndian.AppendUint64(dst, uint64(us)), nil
+	case pgwire.OIDTimetz:
+		tm, _ := v.(time.Time)
+		h, m, s := tm.Clock()
+		_, off := tm.Zone()
+		us := int64(h*3600+m*60+s)*1e6 + int64(tm.Nanosecond()/1000)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(us))
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(-off))), nil // seconds west of UTC
 	case pgwire.OIDInterval:
 		iv, _ := v.(duckdb.Interval)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(iv.Micros))

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
@@ -152,6 +153,77 @@ func TestNumericBinaryMatchesPostgres(t *testing.T) {
 		back, err := numericBinaryText(res.Rows[0][0])
 		if err != nil || back != text {
 			t.Errorf("%s: decoded %q (%v), want %q", lit, back, err, text)
+		}
+	}
+}
+
+// TestDateTimeTextMatchesPostgres formats PostgreSQL's own binary dates
+// and timestamps (BC years, far future, infinities, fractions) and
+// compares with its text output.
+func TestDateTimeTextMatchesPostgres(t *testing.T) {
+	pg := connect(t, pgtest.Shared(t).URL(), false)
+	if _, err := pg.Exec(context.Background(), "set timezone = 'Asia/Kolkata'"); err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := time.LoadLocation("Asia/Kolkata")
+	for _, c := range []struct{ typ, lit string }{
+		{"date", "2024-02-29"}, {"date", "0001-01-01 BC"}, {"date", "4713-01-01 BC"}, {"date", "99999-12-31"},
+		{"timestamp", "2024-01-02 03:04:05.1"}, {"timestamp", "1999-12-31 23:59:59.999999"}, {"timestamp", "0044-03-15 12:00:00 BC"},
+		{"timestamptz", "2024-07-01 00:00:00.000001+00"}, {"timestamptz", "1900-01-01 00:00:00+00"},
+	} {
+		res := pg.PgConn().ExecParams(context.Background(), "select $1::"+c.typ+", $1::"+c.typ+"::text", [][]byte{[]byte(c.lit)}, nil, nil, []int16{1, 0}).Read()
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		b := res.Rows[0][0]
+		var got string
+		if c.typ == "date" {
+			days := int64(int32(binary.BigEndian.Uint32(b)))
+			got = string(appendDate(nil, time.Unix((days+pgEpochUnixDays)*86400, 0).UTC()))
+		} else {
+			tm := time.UnixMicro(pgEpoch.UnixMicro() + int64(binary.BigEndian.Uint64(b))).UTC()
+			if c.typ == "timestamptz" {
+				got = string(appendTimestamp(nil, tm.In(loc), true))
+			} else {
+				got = string(appendTimestamp(nil, tm, false))
+			}
+		}
+		if got != string(res.Rows[0][1]) {
+			t.Errorf("%s %s: got %q, want %q", c.typ, c.lit, got, res.Rows[0][1])
+		}
+	}
+}
+
+// TestTimeTZMatchesPostgres checks time and timetz, as the driver hands
+// them over, against PostgreSQL's text and binary.
+func TestTimeTZMatchesPostgres(t *testing.T) {
+	pg := connect(t, pgtest.Shared(t).URL(), false)
+	for _, c := range []struct {
+		typ, lit string
+		v        time.Time
+	}{
+		{"time", "10:00:00.5", time.Date(1, 1, 1, 10, 0, 0, 5e8, time.UTC)},
+		{"timetz", "10:00:00.5+02", time.Date(1, 1, 1, 10, 0, 0, 5e8, time.FixedZone("", 7200))},
+		{"timetz", "23:59:59-05:30", time.Date(1, 1, 1, 23, 59, 59, 0, time.FixedZone("", -19800))},
+	} {
+		typ := tTime
+		if c.typ == "timetz" {
+			typ = tTimetz
+		}
+		for _, format := range []int16{0, 1} {
+			res := pg.PgConn().ExecParams(context.Background(), "select $1::"+c.typ, [][]byte{[]byte(c.lit)}, nil, nil, []int16{format}).Read()
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			var got []byte
+			if format == 0 {
+				got = appendText(nil, c.v, typ, time.UTC)
+			} else {
+				got, _ = appendBinary(nil, c.v, typ, time.UTC)
+			}
+			if !bytes.Equal(got, res.Rows[0][0]) {
+				t.Errorf("%s %s format %d: got %q, want %q", c.typ, c.lit, format, got, res.Rows[0][0])
+			}
 		}
 	}
 }

@@ -60,6 +60,33 @@ func TestCancelRequestInterruptsQuery(t *testing.T) {
 	}
 }
 
+// TestCancelWhileStreaming cancels a large result while its rows are
+// being read: the rest is not sent and the session stays usable.
+func TestCancelWhileStreaming(t *testing.T) {
+	s := startServer(t, nil)
+	c := connect(t, s.url, true)
+	ctx := context.Background()
+	rows, err := c.Query(ctx, "select a.l_comment, b.l_comment from lineitem a, lineitem b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		if n++; n == 1000 {
+			if err := c.PgConn().CancelRequest(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if sqlCode(rows.Err()) != "57014" || n >= 1_000_000 {
+		t.Fatalf("read %d of 1000000 rows, err %v; want 57014", n, rows.Err())
+	}
+	var one int
+	if err := c.QueryRow(ctx, "select 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestGracefulShutdown(t *testing.T) {
 	s := startServer(t, func(c *Config) { c.ShutdownGrace = 500 * time.Millisecond })
 	idle := dialRaw(t, s.addr)

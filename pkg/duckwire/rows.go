@@ -69,7 +69,12 @@ func (ss *session) writeRows(rs resultSet, formats []int16, max int64, dst []dri
 	for i := range cols {
 		binaryCol[i] = formatOf(formats, i) == 1
 	}
+	ss.setStreaming(true)
+	defer ss.setStreaming(false)
 	for max <= 0 || sent < max {
+		if sent&255 == 255 && ss.canceled.Load() {
+			return sent, false, errorf(codeQueryCanceled, "canceling statement due to user request")
+		}
 		if err := rs.next(dst); err != nil {
 			if err == io.EOF {
 				return sent, false, nil

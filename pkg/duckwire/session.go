@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -35,8 +36,10 @@ type session struct {
 	stmts   map[string]*prepared
 	portals map[string]*portal
 
-	mu      sync.Mutex
-	running context.CancelFunc // set while a query runs
+	mu        sync.Mutex
+	running   context.CancelFunc // set while a query runs on DuckDB
+	streaming bool               // set while rows are being sent
+	canceled  atomic.Bool        // a cancel request arrived while streaming
 }
 
 func newSession(s *Server, cl *pgwire.Client) *session {
@@ -188,11 +191,26 @@ func (ss *session) startQuery() (ctx context.Context, end func()) {
 	}
 }
 
+// cancelRunning interrupts the DuckDB query, or stops the rows being
+// sent; a cancel request for an idle session does nothing, as in
+// PostgreSQL.
 func (ss *session) cancelRunning() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.running != nil {
 		ss.running()
+	}
+	if ss.streaming {
+		ss.canceled.Store(true)
+	}
+}
+
+func (ss *session) setStreaming(on bool) {
+	ss.mu.Lock()
+	ss.streaming = on
+	ss.mu.Unlock()
+	if !on {
+		ss.canceled.Store(false)
 	}
 }
 

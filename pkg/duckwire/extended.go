@@ -18,7 +18,8 @@ type prepared struct {
 	duckSQL   string
 	duck      *duckdb.Stmt // nil for local statements and catalog answers
 	paramOIDs []uint32
-	cols      []column // described result; nil: unknown until run
+	duckTypes []duckdb.Type // DuckDB's parameter types, for coerce
+	cols      []column      // described result; nil: unknown until run
 	busy      bool     // duck has open rows (a suspended portal)
 	closed    bool     // closed by the client while busy
 }
@@ -97,10 +98,11 @@ func (ss *session) parse(body []byte) {
 			n := duck.NumInput()
 			oids := make([]uint32, max(n, len(m.ParameterOIDs)))
 			copy(oids, m.ParameterOIDs)
-			for i := range oids {
-				if oids[i] == 0 && i < n {
-					t, _ := duck.ParamType(i + 1)
-					oids[i] = paramType(t)
+			ps.duckTypes = make([]duckdb.Type, n)
+			for i := range ps.duckTypes {
+				ps.duckTypes[i], _ = duck.ParamType(i + 1)
+				if oids[i] == 0 {
+					oids[i] = paramType(ps.duckTypes[i])
 				}
 			}
 			ps.paramOIDs = oids
@@ -137,6 +139,9 @@ func (ss *session) bind(body []byte) {
 	args := make([]driver.NamedValue, len(m.Parameters))
 	for i, p := range m.Parameters {
 		v, err := decodeParam(ps.paramOIDs[i], formatOf(m.ParameterFormatCodes, i), p)
+		if err == nil && i < len(ps.duckTypes) {
+			v, err = coerce(v, ps.duckTypes[i])
+		}
 		if err != nil {
 			ss.fail(err)
 			return

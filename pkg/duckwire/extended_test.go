@@ -192,3 +192,29 @@ func TestPassthroughRefusesDuckDBWrites(t *testing.T) {
 	c.send(&pgproto3.Query{String: "select count(*) from range(10)"})
 	expect(t, c.until('Z'), "T D(10) C(SELECT 1) Z(I)")
 }
+
+// TestParameterTypes checks that bound values keep the types DuckDB
+// inferred (the described result stays right) and that parameters DuckDB
+// cannot type accept numbers.
+func TestParameterTypes(t *testing.T) {
+	s := startServer(t, nil)
+	c := connect(t, s.url, false)
+	ctx := context.Background()
+	var n int32
+	if err := c.QueryRow(ctx, "select coalesce($1, 5)", int64(7)).Scan(&n); err != nil || n != 7 {
+		t.Fatalf("coalesce: %d %v", n, err)
+	}
+	// DuckDB types neither the parameter nor the result before binding:
+	// the result is described as text.
+	var f string
+	if err := c.QueryRow(ctx, "select l_orderkey + $1 from lineitem where l_orderkey = 1", 2.5).Scan(&f); err != nil || f != "3.5" {
+		t.Fatalf("untyped arithmetic: %v %v", f, err)
+	}
+	var cnt int64
+	if err := c.QueryRow(ctx, "select count(*) from lineitem where l_quantity > $1 and l_shipdate >= $2", "40", time.Date(1995, 6, 1, 0, 0, 0, 0, time.UTC)).Scan(&cnt); err != nil || cnt == 0 {
+		t.Fatalf("decimal and date parameters: %d %v", cnt, err)
+	}
+	if _, err := c.Exec(ctx, "select coalesce($1, 5)", "1099511627776"); sqlCode(err) != "22003" {
+		t.Fatalf("out of range: %v", err)
+	}
+}

@@ -162,11 +162,15 @@ func typeIDName(t duckdb.Type) string {
 	return "OTHER"
 }
 
-// paramType is the PostgreSQL type reported for a DuckDB parameter type;
-// unresolved parameters are text, which DuckDB casts where it must.
+// paramType is the PostgreSQL type reported for a DuckDB parameter type.
+// DuckDB leaves a parameter untyped where PostgreSQL would infer one from
+// an ambiguous context, mostly arithmetic and decimal comparisons
+// (decimal_col > $1); those are reported as numeric, which drivers encode
+// from integers, floats and strings alike, and coerce turns back into a
+// number.
 func paramType(t duckdb.Type) uint32 {
 	if t == duckdb.TYPE_INVALID || t == duckdb.TYPE_ANY || t == duckdb.TYPE_SQLNULL {
-		return pgwire.OIDText
+		return pgwire.OIDNumeric
 	}
 	return typeOfName(typeIDName(t)).oid
 }

@@ -20,8 +20,8 @@ type prepared struct {
 	paramOIDs []uint32
 	duckTypes []duckdb.Type // DuckDB's parameter types, for coerce
 	cols      []column      // described result; nil: unknown until run
-	busy      bool     // duck has open rows (a suspended portal)
-	closed    bool     // closed by the client while busy
+	busy      bool          // duck has open rows (a suspended portal)
+	closed    bool          // closed by the client while busy
 }
 
 func (p *prepared) close() {

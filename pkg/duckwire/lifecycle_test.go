@@ -3,6 +3,7 @@ package duckwire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"net"
@@ -252,5 +253,44 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	if v := value(`qpanalytics_database_bytes`); v < 4096 {
 		t.Errorf("database bytes %v", v)
+	}
+}
+
+// TestConcurrentSessionsAreIsolated runs sessions in parallel, one with
+// another TimeZone: DuckDB's session state (here the TimeZone casts
+// follow) does not leak between them.
+func TestConcurrentSessionsAreIsolated(t *testing.T) {
+	s := startServer(t, nil)
+	ctx := context.Background()
+	tokyo := connect(t, s.url, false)
+	if _, err := tokyo.Exec(ctx, "set timezone = 'Asia/Tokyo'"); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		c := connect(t, s.url, g%2 == 0)
+		go func() {
+			for i := 0; i < 20; i++ {
+				var got string
+				if err := c.QueryRow(ctx, "select tstz::timestamp::text from types where i4 = 42").Scan(&got); err != nil {
+					errc <- err
+					return
+				}
+				if got != "2024-01-02 03:04:05.5" {
+					errc <- fmt.Errorf("session %d: %q", g, got)
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	var got string
+	if err := tokyo.QueryRow(ctx, "select tstz::timestamp::text from types where i4 = 42").Scan(&got); err != nil || got != "2024-01-02 12:04:05.5" {
+		t.Fatalf("tokyo: %q %v", got, err)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

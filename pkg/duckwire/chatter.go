@@ -13,13 +13,14 @@ import (
 // depend on the value, DuckDB follows TimeZone, and reported settings are
 // echoed with ParameterStatus as PostgreSQL does.
 func (ss *session) applySet(st statement) error {
-	if st.name == "" { // RESET ALL
+	if st.name == "" { // RESET ALL: back to the server defaults, fixed settings untouched
 		fresh := newSettings(ss.srv.cfg, nil)
 		for _, kv := range fresh.all() {
-			if kv[0] != "session_authorization" {
-				if err := ss.setOne(kv[0], kv[1]); err != nil {
-					return err
-				}
+			if fixedSettings[strings.ToLower(kv[0])] || ss.settings.get(kv[0]) == kv[1] {
+				continue
+			}
+			if err := ss.setOne(kv[0], kv[1]); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -31,7 +32,17 @@ func (ss *session) applySet(st statement) error {
 	return ss.setOne(st.name, value)
 }
 
+// fixedSettings cannot be changed by a session.
+var fixedSettings = map[string]bool{
+	"session_authorization": true, "server_version": true, "server_version_num": true, "server_encoding": true,
+	"integer_datetimes": true, "is_superuser": true, "block_size": true, "max_identifier_length": true,
+	"max_index_keys": true, "lc_collate": true, "lc_ctype": true,
+}
+
 func (ss *session) setOne(name, value string) error {
+	if fixedSettings[strings.ToLower(name)] {
+		return errorf("55P02", fmt.Sprintf("parameter %q cannot be changed now", name))
+	}
 	switch strings.ToLower(name) {
 	case "client_encoding":
 		switch strings.ToUpper(strings.ReplaceAll(value, "-", "")) {
@@ -66,8 +77,6 @@ func (ss *session) setOne(name, value string) error {
 		}
 	case "extra_float_digits":
 		// Accepted: output is always the shortest exact form (the default 1).
-	case "session_authorization", "server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser":
-		return errorf("55P02", fmt.Sprintf("parameter %q cannot be changed now", name))
 	case "transaction_read_only", "default_transaction_read_only":
 		if v := strings.ToLower(value); v == "off" || v == "false" || v == "0" {
 			return errorf(codeReadOnly, "qpanalytics is read-only: transaction_read_only cannot be turned off")

@@ -62,6 +62,8 @@ func (ss *session) run() error {
 		return err
 	}
 	if err := ss.applyTimeZone(ss.settings.get("TimeZone")); err != nil {
+		_, msg := sqlState(err)
+		pgwire.WriteError(ss.conn, "FATAL", codeInvalidParam, msg)
 		return err
 	}
 	if err := (&pgwire.Client{Conn: ss.conn, Key: ss.key}).Welcome(ss.settings.reported()); err != nil {

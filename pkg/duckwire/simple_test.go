@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -60,6 +61,18 @@ func TestStartupOptions(t *testing.T) {
 		"-c", "show statement_timeout", "-c", "show timezone", "-c", "select tstz from types where i4 = 42")
 	if want := "1234\nAsia/Tokyo\n2024-01-02 12:04:05.5+09\n"; out != want {
 		t.Fatalf("got %q, want %q", out, want)
+	}
+}
+
+func TestBadStartupTimeZone(t *testing.T) {
+	s := startServer(t, nil)
+	c, err := pgx.Connect(context.Background(), s.url+"&timezone=Nowhere/Special")
+	if err == nil {
+		c.Close(context.Background())
+		t.Fatal("connected with an invalid TimeZone")
+	}
+	if !strings.Contains(err.Error(), "22023") || !strings.Contains(err.Error(), "TimeZone") {
+		t.Fatalf("got %v, want 22023 about TimeZone", err)
 	}
 }
 

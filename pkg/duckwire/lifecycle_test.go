@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -291,6 +292,19 @@ func TestConcurrentSessionsAreIsolated(t *testing.T) {
 	for g := 0; g < 8; g++ {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	for _, cfg := range []Config{
+		{},
+		{Database: filepath.Join(t.TempDir(), "missing.duckdb")},
+		{Database: makeDB(t), TimeZone: "Nowhere/Special"},
+	} {
+		if s, err := New(cfg); err == nil {
+			s.Close()
+			t.Errorf("New(%+v) succeeded", cfg)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,6 +227,9 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	if code, _ := get("/healthz"); code != 200 {
 		t.Fatalf("/healthz: %d", code)
+	}
+	if code, body := get("/api/clients"); code != 200 || !strings.Contains(body, `"user": "analyst"`) || !strings.Contains(body, `"state": "idle"`) {
+		t.Fatalf("/api/clients: %d %s", code, body)
 	}
 	_, m := get("/metrics")
 	value := func(name string) float64 {

@@ -31,7 +31,7 @@ type metrics struct {
 }
 
 func newMetrics(s *Server) *metrics {
-	m := &metrics{admin: admin.New(admin.Options{Health: s.health})}
+	m := &metrics{admin: admin.New(admin.Options{Health: s.health, Clients: s.clients})}
 	m.queries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "qpanalytics_queries_total",
 		Help: "Queries by outcome: ok, error, canceled (cancel request, statement_timeout or shutdown), refused (writes, untranslatable SQL).",
@@ -85,6 +85,17 @@ func (m *metrics) failed(err error, d time.Duration) {
 		return
 	}
 	m.query(outcomeError, d)
+}
+
+// clients lists the sessions for /api/clients.
+func (s *Server) clients() []admin.ClientStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]admin.ClientStat, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		out = append(out, ss.stat())
+	}
+	return out
 }
 
 // health is /healthz: the database answers a trivial query.

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/qpkit/qpkit/pkg/admin"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 )
 
@@ -36,6 +38,8 @@ type session struct {
 	stmts   map[string]*prepared
 	portals map[string]*portal
 
+	info admin.ClientStat // fixed at startup, for /api/clients
+
 	mu        sync.Mutex
 	running   context.CancelFunc // set while a query runs on DuckDB
 	streaming bool               // set while rows are being sent
@@ -50,7 +54,26 @@ func newSession(s *Server, cl *pgwire.Client) *session {
 		settings: newSettings(s.cfg, cl.Startup.Params),
 		stmts:    map[string]*prepared{},
 		portals:  map[string]*portal{},
+		info: admin.ClientStat{
+			ID: strconv.FormatUint(uint64(cl.Key.PID), 10), Pool: "analytics",
+			User: cl.Startup.Params["user"], Database: cl.Startup.Params["database"],
+			Application: cl.Startup.Params["application_name"], Addr: cl.Conn.RemoteAddr().String(),
+			TLS: cl.Startup.TLS, ConnectedAt: time.Now(),
+		},
 	}
+}
+
+// stat is the session for /api/clients: "active" while a query runs or
+// its rows are sent, else "idle".
+func (ss *session) stat() admin.ClientStat {
+	st := ss.info
+	ss.mu.Lock()
+	st.State = "idle"
+	if ss.running != nil || ss.streaming {
+		st.State = "active"
+	}
+	ss.mu.Unlock()
+	return st
 }
 
 // run serves the session until the client leaves or the server drains.

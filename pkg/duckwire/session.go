@@ -301,6 +301,7 @@ func (ss *session) errorMsg(severity, code, msg string) {
 // sendError reports err as an ERROR with its SQLSTATE.
 func (ss *session) sendError(err error) {
 	code, msg := sqlState(err)
+	ss.srv.cfg.Log.Debug("statement failed", "session", ss.info.ID, "sqlstate", code, "err", msg)
 	ss.errorMsg("ERROR", code, msg)
 	ss.failed()
 }

@@ -95,7 +95,35 @@ func (s *Server) connect(ctx context.Context) (*duckdb.Conn, error) {
 			return nil, fmt.Errorf("session setting %q: %w", q, err)
 		}
 	}
+	if err := setPublicSearchPath(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// setPublicSearchPath puts schema public (where the snapshot keeps
+// PostgreSQL's public tables) first on DuckDB's search path, as
+// PostgreSQL's default search_path does, when the file has that schema;
+// DuckDB refuses a search path naming a missing schema.
+func setPublicSearchPath(ctx context.Context, c *duckdb.Conn) error {
+	rows, err := c.QueryContext(ctx, "SELECT count(*) FROM duckdb_schemas() WHERE database_name = current_database() AND schema_name = 'public'", nil)
+	if err != nil {
+		return fmt.Errorf("look for schema public: %w", err)
+	}
+	v := make([]driver.Value, 1)
+	err = rows.Next(v)
+	rows.Close()
+	if err != nil {
+		return fmt.Errorf("look for schema public: %w", err)
+	}
+	if n, _ := v[0].(int64); n == 0 {
+		return nil
+	}
+	if _, err := c.ExecContext(ctx, "SET search_path = 'public,main'", nil); err != nil {
+		return fmt.Errorf("search path: %w", err)
+	}
+	return nil
 }
 
 // exec runs a statement without results on a DuckDB connection.

@@ -7,6 +7,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -25,9 +27,66 @@ type resultSet interface {
 	close()
 }
 
+// duckStmt is a prepared DuckDB statement and, when its SQL was wrapped
+// to read JSON columns as text, the columns to describe instead of the
+// wrapper's.
+type duckStmt struct {
+	*duckdb.Stmt
+	cols []column
+}
+
 // prepareDuck prepares one DuckDB statement and refuses anything DuckDB
-// does not classify as a query.
-func (ss *session) prepareDuck(sql string) (*duckdb.Stmt, error) {
+// does not classify as a query. A query with JSON columns is prepared
+// again inside a wrapper that casts them to VARCHAR: the driver would
+// decode JSON into Go maps (keys re-sorted, spacing lost), while the text
+// DuckDB holds is what PostgreSQL would print.
+func (ss *session) prepareDuck(sql string) (*duckStmt, error) {
+	st, err := ss.prepareOne(sql)
+	if err != nil {
+		return nil, err
+	}
+	cols := statementColumns(st)
+	wrapped, ok := jsonAsText(sql, cols)
+	if !ok {
+		return &duckStmt{Stmt: st}, nil
+	}
+	wst, err := ss.prepareOne(wrapped)
+	if err != nil {
+		return &duckStmt{Stmt: st}, nil // keep the decoded form
+	}
+	st.Close()
+	return &duckStmt{Stmt: wst, cols: cols}, nil
+}
+
+// jsonAsText wraps sql to cast its top-level JSON columns to VARCHAR, the
+// columns renamed positionally (names may repeat) and restored in the
+// description.
+func jsonAsText(sql string, cols []column) (string, bool) {
+	has := false
+	for _, c := range cols {
+		has = has || c.typ == tJSON
+	}
+	if !has {
+		return "", false
+	}
+	var sel, names strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			sel.WriteString(", ")
+			names.WriteString(", ")
+		}
+		name := "c" + strconv.Itoa(i)
+		names.WriteString(name)
+		if c.typ == tJSON {
+			sel.WriteString("CAST(" + name + " AS VARCHAR)")
+		} else {
+			sel.WriteString(name)
+		}
+	}
+	return "SELECT " + sel.String() + " FROM (" + strings.TrimRight(strings.TrimSpace(sql), ";") + "\n) AS _qp(" + names.String() + ")", true
+}
+
+func (ss *session) prepareOne(sql string) (*duckdb.Stmt, error) {
 	ds, err := ss.duck.Prepare(sql)
 	if err != nil {
 		var de *duckdb.Error
@@ -57,7 +116,7 @@ func (ss *session) prepareDuck(sql string) (*duckdb.Stmt, error) {
 }
 
 // statementColumns describes a prepared statement's result without
-// running it; nil when DuckDB cannot tell before parameters are bound.
+// running it; a column DuckDB cannot type before binding is text.
 func statementColumns(st *duckdb.Stmt) []column {
 	n, err := st.ColumnCount()
 	if err != nil {
@@ -76,9 +135,17 @@ func statementColumns(st *duckdb.Stmt) []column {
 	return cols
 }
 
+// describe is the statement's result columns.
+func (d *duckStmt) describe() []column {
+	if d.cols != nil {
+		return d.cols
+	}
+	return statementColumns(d.Stmt)
+}
+
 // runDuck executes st with args under a cancelable context and returns its
 // (materialized) rows.
-func (ss *session) runDuck(st *duckdb.Stmt, args []driver.NamedValue) (resultSet, error) {
+func (ss *session) runDuck(st *duckStmt, args []driver.NamedValue) (resultSet, error) {
 	ctx, end := ss.startQuery()
 	defer end()
 	rows, err := st.QueryContext(ctx, args)
@@ -88,7 +155,11 @@ func (ss *session) runDuck(st *duckdb.Stmt, args []driver.NamedValue) (resultSet
 		}
 		return nil, err
 	}
-	return newDuckRows(rows), nil
+	r := newDuckRows(rows)
+	if st.cols != nil && len(st.cols) == len(r.cols) {
+		r.cols = st.cols
+	}
+	return r, nil
 }
 
 type duckRows struct {

@@ -16,7 +16,7 @@ import (
 type prepared struct {
 	st        statement
 	duckSQL   string
-	duck      *duckdb.Stmt // nil for local statements and catalog answers
+	duck      *duckStmt // nil for local statements and catalog answers
 	paramOIDs []uint32
 	duckTypes []duckdb.Type // DuckDB's parameter types, for coerce
 	cols      []column      // described result; nil: unknown until run
@@ -106,7 +106,7 @@ func (ss *session) parse(body []byte) {
 				}
 			}
 			ps.paramOIDs = oids
-			ps.cols = statementColumns(duck)
+			ps.cols = duck.describe()
 			if ps.st.tag == "EXPLAIN" {
 				ps.cols = explainColumns
 			}

@@ -216,6 +216,11 @@ func TestParameterTypes(t *testing.T) {
 	if err := c.QueryRow(ctx, "select count(*) from lineitem where l_quantity > $1 and l_shipdate >= $2", "40", time.Date(1995, 6, 1, 0, 0, 0, 0, time.UTC)).Scan(&cnt); err != nil || cnt == 0 {
 		t.Fatalf("decimal and date parameters: %d %v", cnt, err)
 	}
+	// JSON keeps its text (the query is wrapped to read it as VARCHAR).
+	var j string
+	if err := c.QueryRow(ctx, "select j, i4 from types where i4 = $1", 42).Scan(&j, new(int32)); err != nil || j != `{"a": [1, 2]}` {
+		t.Fatalf("json: %q %v", j, err)
+	}
 	if _, err := c.Exec(ctx, "select coalesce($1, 5)", "1099511627776"); sqlCode(err) != "22003" {
 		t.Fatalf("out of range: %v", err)
 	}

@@ -324,9 +324,13 @@ func appendUUID(dst, u []byte) []byte {
 	return hex.AppendEncode(dst, u[10:16])
 }
 
-// appendJSON re-serializes the value the driver decoded from JSON.
+// appendJSON appends JSON text, or re-serializes a value the driver
+// decoded from JSON (inside lists).
 func appendJSON(dst []byte, v any) []byte {
-	if s, ok := v.([]byte); ok {
+	switch s := v.(type) {
+	case []byte:
+		return append(dst, s...)
+	case string: // the text itself: prepareDuck casts JSON columns to VARCHAR
 		return append(dst, s...)
 	}
 	var b bytes.Buffer

@@ -22,7 +22,7 @@ const pgTypesRow = `select -2::smallint, 42::int, 9007199254740993::bigint, 1.5:
 	170141183460469231731687303715884105727::numeric, 'héllo "q"'::text, true, '2024-01-02'::date,
 	'2024-01-02 03:04:05.123456'::timestamp, '2024-01-02 03:04:05.5+00'::timestamptz,
 	'1 year 2 months 3 days 04:05:06.5'::interval, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, '\x00ff'::bytea,
-	'{"a":[1,2]}'::json, '{1,NULL,3}'::int[], '{"a b",c}'::text[]`
+	'{"a": [1, 2]}'::json, '{1,NULL,3}'::int[], '{"a b",c}'::text[]`
 
 const duckTypesRow = `select i2, i4, i8, f4, f8, num, big, t, b, d, ts, tstz, iv, u, bl, j, arr, tarr from types where i4 = 42`
 

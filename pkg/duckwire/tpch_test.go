@@ -145,6 +145,7 @@ func TestTPCHThroughServer(t *testing.T) {
 				d, nrows = timeServer(t, c, n, q)
 				best = min(best, d)
 			}
+			t.Logf("simple=%v Q%d: server %v, direct %v", simple, n, best.Round(time.Millisecond), bestDirect.Round(time.Millisecond))
 			total += best
 			directTotal += bestDirect
 			rowsTotal += nrows

@@ -8,6 +8,9 @@ require (
 	golang.org/x/term v0.48.0
 )
 
-require golang.org/x/sys v0.50.0 // indirect
+require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
 
 replace github.com/qpkit/qpkit/pkg => ../../pkg

@@ -42,6 +42,11 @@ type Options struct {
 	// ScratchDir holds the Parquet files of the Parquet strategy; "" means
 	// the target's directory. Its files are removed at the end.
 	ScratchDir string
+	// Compression is CompressFull (default: every DuckDB compression
+	// method, the smallest file) or CompressFast (no FSST or dictionary
+	// compression of strings: about a third less CPU in DuckDB's writer and
+	// a file about three times larger; query speed measured the same).
+	Compression Compression
 	// TextFallback copies columns of types without an exact DuckDB type
 	// (unconstrained numeric, inet, ...) as their PostgreSQL text form
 	// (VARCHAR) instead of refusing the table.
@@ -70,6 +75,9 @@ func (o Options) withDefaults() Options {
 	if o.Strategy == "" {
 		o.Strategy = Appender
 	}
+	if o.Compression == "" {
+		o.Compression = CompressFull
+	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = 4096
 	}
@@ -80,4 +88,22 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.Default()
 	}
 	return o
+}
+
+// Compression chooses how hard DuckDB compresses the copy as it writes it.
+type Compression string
+
+const (
+	CompressFull Compression = "full"
+	CompressFast Compression = "fast"
+)
+
+// settings are the DuckDB statements that select c on the writing
+// database. DuckDB compresses each row group as it is written, trying every
+// method; FSST and dictionary analysis of strings dominate that cost.
+func (c Compression) settings() []string {
+	if c == CompressFast {
+		return []string{"SET disabled_compression_methods = 'fsst,dictionary'"}
+	}
+	return nil
 }

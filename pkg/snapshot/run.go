@@ -59,6 +59,8 @@ func (o Options) check() error {
 		return errors.New("no target file")
 	case len(o.Tables) == 0:
 		return errors.New("no tables to copy")
+	case o.Compression != CompressFull && o.Compression != CompressFast:
+		return fmt.Errorf("unknown compression %q (want %s or %s)", o.Compression, CompressFull, CompressFast)
 	case o.Strategy != Appender && o.Strategy != Parquet:
 		return fmt.Errorf("unknown strategy %q (want %s or %s)", o.Strategy, Appender, Parquet)
 	case o.Readers < 0 || o.Writers < 0 || o.RangePages < 0:
@@ -277,6 +279,11 @@ func (r *run) openTarget(ctx context.Context, tables []*table) error {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
 	r.db = sql.OpenDB(r.connector)
+	for _, q := range r.opts.Compression.settings() {
+		if _, err := r.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
 	for _, t := range tables {
 		if err := duckload.CreateTable(ctx, r.db, t.Schema, t.Name, t.Cols); err != nil {
 			return err

@@ -51,8 +51,12 @@ func exportSnapshot(ctx context.Context, cfg *pgx.ConnConfig) (*exported, error)
 		return fail(fmt.Errorf("begin coordinator transaction: %w", err))
 	}
 	e := &exported{conn: conn}
+	// The insert position, not the write position: with synchronous_commit
+	// off a commit's record can sit in WAL buffers, below the insert
+	// position but above the write position, and "has the source moved"
+	// must see it.
 	err = conn.QueryRow(ctx, `SELECT pg_export_snapshot(),
-		(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text,
+		(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END)::text,
 		now()`).Scan(&e.ID, &e.LSN, &e.TakenAt)
 	if err != nil {
 		return fail(fmt.Errorf("export snapshot: %w", err))

@@ -4,7 +4,6 @@ package snapshot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,11 +16,17 @@ import (
 
 // readLoop is one reader: it pulls ranges until the queue is empty and
 // sends each decoded batch to out, taking empty batches from free (which
-// bounds the memory in flight).
+// bounds the memory in flight). It reads the COPY streams off conn's socket
+// itself (rawConn); conn is idle again when it returns nil, and closed when
+// a range failed.
 func readLoop(ctx context.Context, conn *pgx.Conn, tables []*table, stats []*tableStats, batchRows int,
 	queue <-chan pageRange, out chan<- item, free chan *copybin.Batch) error {
+	rc, err := newRawConn(ctx, conn.PgConn())
+	if err != nil {
+		return fmt.Errorf("reader connection: %w", err)
+	}
 	for rg := range queue {
-		if err := readRange(ctx, conn, tables[rg.Table], rg, stats[rg.Table], batchRows, out, free); err != nil {
+		if err := readRange(ctx, rc, tables[rg.Table], rg, stats[rg.Table], batchRows, out, free); err != nil {
 			return err
 		}
 	}
@@ -44,66 +49,69 @@ func copySQL(t *table, rg pageRange) string {
 	return fmt.Sprintf("COPY (SELECT %s FROM %s%s) TO STDOUT (FORMAT binary)", strings.Join(cols, ", "), t.pgIdent(), rg.where())
 }
 
-// readRange copies one range: CopyTo writes into a copybin.Pipe in its own
-// goroutine while this one decodes from it. The pipe gathers CopyTo's
-// per-row writes into large blocks, so the two goroutines meet once per
-// block, not once per row.
-func readRange(ctx context.Context, conn *pgx.Conn, t *table, rg pageRange, st *tableStats, batchRows int,
+// readRange copies one range: the decoder reads the COPY data straight
+// from rc's socket buffer, in large blocks, with no goroutine in between.
+func readRange(ctx context.Context, rc *rawConn, t *table, rg pageRange, st *tableStats, batchRows int,
 	out chan<- item, free chan *copybin.Batch) error {
 	st.rangeStarted(time.Now())
-	pipe := copybin.NewPipe()
-	copyErr := make(chan error, 1)
-	go func() {
-		_, err := conn.PgConn().CopyTo(ctx, pipe, copySQL(t, rg))
-		if cerr := pipe.CloseWrite(err); err == nil {
-			err = cerr // the last block could not be handed over
+	stop := rc.watch(ctx)
+	var rows int64
+	err := rc.start(copySQL(t, rg))
+	if err == nil {
+		rows, err = decodeRange(ctx, &countingReader{r: rc, n: &st.bytes}, t, rg, batchRows, out, free)
+		if err == nil {
+			err = rc.drain()
 		}
-		copyErr <- err
-	}()
-	err := decodeRange(ctx, &countingReader{r: pipe, n: &st.bytes}, t, rg, batchRows, out, free)
-	pipe.CloseRead(errDecodeStopped) // unblocks CopyTo if decoding stopped early
-	cerr := <-copyErr
-	if cerr != nil && !errors.Is(cerr, errDecodeStopped) {
-		return fmt.Errorf("copy %s pages %s: %w", t, rangeText(rg), cerr)
+		if err == nil && rc.rows >= 0 && rc.rows != rows {
+			err = fmt.Errorf("PostgreSQL sent %d rows, decoded %d", rc.rows, rows)
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("read %s pages %s: %w", t, rangeText(rg), err)
+	if !stop() && err == nil {
+		err = ctx.Err() // cancelled as the range ended: the socket's deadline is set
 	}
-	st.rangeDone(rg.pagesIn(t.Pages), time.Now())
-	return nil
+	if err == nil {
+		st.rangeDone(rg.pagesIn(t.Pages), time.Now())
+		return nil
+	}
+	rc.close() // also stops the server's COPY if the decoder gave up first
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("copy %s pages %s: %w", t, rangeText(rg), ctx.Err())
+	case rc.err != nil:
+		return fmt.Errorf("copy %s pages %s: %w", t, rangeText(rg), rc.err)
+	}
+	return fmt.Errorf("read %s pages %s: %w", t, rangeText(rg), err)
 }
 
-// errDecodeStopped is what CopyTo sees when the decoder gave up first.
-var errDecodeStopped = errors.New("decoder stopped")
-
-// decodeRange decodes the stream into batches and sends them to out.
+// decodeRange decodes the stream into batches and sends them to out; it
+// returns the rows decoded.
 func decodeRange(ctx context.Context, r io.Reader, t *table, rg pageRange, batchRows int,
-	out chan<- item, free chan *copybin.Batch) error {
+	out chan<- item, free chan *copybin.Batch) (int64, error) {
 	dec, err := copybin.NewDecoder(r, t.Cols)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	dec.Table = t.String()
 	for {
 		var b *copybin.Batch
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return dec.Rows(), ctx.Err()
 		case b = <-free:
 		}
 		n, err := dec.Next(b, batchRows)
 		if err == io.EOF || (err == nil && n == 0) {
 			free <- b
-			return nil
+			return dec.Rows(), nil
 		}
 		if err != nil {
 			free <- b
-			return err
+			return dec.Rows(), err
 		}
 		select {
 		case <-ctx.Done():
 			free <- b
-			return ctx.Err()
+			return dec.Rows(), ctx.Err()
 		case out <- item{Table: rg.Table, Batch: b}:
 		}
 	}

@@ -106,11 +106,23 @@ func allRanges(tables []*table, per int64) []pageRange {
 // the imported snapshot, and leave it usable by pgx in the same
 // transaction.
 func TestRawCopyRangesShareConnection(t *testing.T) {
-	ctx := context.Background()
 	url := newSource(t, splitSchema)
+	for k, wait := range []time.Duration{rawCoalesceWait, 0} {
+		t.Run(fmt.Sprintf("coalesce %s", wait), func(t *testing.T) {
+			defer func(w time.Duration) { rawCoalesceWait = w }(rawCoalesceWait)
+			rawCoalesceWait = wait
+			testRangesShareConnection(t, url, 30001+1000*k)
+		})
+	}
+}
+
+// testRangesShareConnection inserts 1000 rows into big from id on after
+// the snapshot, which the reader must not see.
+func testRangesShareConnection(t *testing.T, url string, id int) {
+	ctx := context.Background()
 	conn, tables := openReader(t, url, "big", "small", "empty", "other.Mixed")
 	want := pgInt(t, url, "SELECT (SELECT count(*) FROM big) + (SELECT count(*) FROM small) + (SELECT count(*) FROM other.\"Mixed\")")
-	pgInt(t, url, "WITH i AS (INSERT INTO big SELECT i, 'later', 0, 0 FROM generate_series(30001, 31000) i RETURNING 1) SELECT count(*) FROM i")
+	pgInt(t, url, fmt.Sprintf("WITH i AS (INSERT INTO big SELECT i, 'later', 0, 0 FROM generate_series(%d, %d) i RETURNING 1) SELECT count(*) FROM i", id, id+999))
 	ranges := allRanges(tables, 5)
 	if len(ranges) < 20 {
 		t.Fatalf("only %d ranges", len(ranges))
@@ -333,10 +345,13 @@ func readOnly(t *testing.T, ctx context.Context, url string, ranges []pageRange,
 }
 
 // TestMeasureRawCopy times reading lineitem of TPC-H at
-// SNAPSHOT_RAWCOPY_SF (e.g. 0.1) three ways, three times each: psql's
-// COPY to /dev/null, read+decode only (readLoop, no DuckDB), and Run with
-// one reader and one writer. It is skipped unless SNAPSHOT_RAWCOPY_SF is
-// set, as it is a measurement, not a check.
+// SNAPSHOT_RAWCOPY_SF (e.g. 0.1), SNAPSHOT_RAWCOPY_ROUNDS times (default 3)
+// each way, interleaved: psql's COPY to /dev/null; read+decode only (no
+// DuckDB) by readLoop, by the old pgx path and by readLoop without read
+// coalescing; and Run with one reader and one writer (unless
+// SNAPSHOT_RAWCOPY_NORUN is set). SNAPSHOT_RAWCOPY_PROFILE=prefix writes CPU
+// profiles of the first two read+decode ways. It is skipped unless
+// SNAPSHOT_RAWCOPY_SF is set, as it is a measurement, not a check.
 func TestMeasureRawCopy(t *testing.T) {
 	sfText := os.Getenv("SNAPSHOT_RAWCOPY_SF")
 	if sfText == "" {
@@ -356,7 +371,7 @@ func TestMeasureRawCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ps, psChild, ro, old, run []cost
+	var ps, psChild, ro, old, nc, run []cost
 	var rows int64
 	rounds := 3
 	if r, err := strconv.Atoi(os.Getenv("SNAPSHOT_RAWCOPY_ROUNDS")); err == nil && r > 0 {
@@ -386,7 +401,18 @@ func TestMeasureRawCopy(t *testing.T) {
 				t.Fatalf("pgx path: %d rows (%v), raw path %d", n, err, rows)
 			}
 		}))
+		nc = append(nc, measure(t, func() {
+			defer func(w time.Duration) { rawCoalesceWait = w }(rawCoalesceWait)
+			rawCoalesceWait = 0
+			n, err := readOnly(t, ctx, url, []pageRange{{Table: 0, From: 0, To: -1}}, readLoop)
+			if err != nil || n != rows {
+				t.Fatalf("raw path without coalescing: %d rows (%v), with %d", n, err, rows)
+			}
+		}))
 		run = append(run, measure(t, func() {
+			if os.Getenv("SNAPSHOT_RAWCOPY_NORUN") != "" {
+				return
+			}
 			res, err := Run(ctx, Options{SourceURL: url, Target: target(t), Tables: []string{"lineitem"}, Readers: 1, Writers: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -395,7 +421,7 @@ func TestMeasureRawCopy(t *testing.T) {
 				t.Errorf("run %d: %d rows, read-only %d", i, res.Tables[0].Rows, rows)
 			}
 		}))
-		t.Logf("round %d (load %s): psql %v, read %v, pgx %v, run %v", i, loadAvg(), ps[i], ro[i], old[i], run[i])
+		t.Logf("round %d (load %s): psql %v, read %v, pgx %v, uncoalesced %v, run %v", i, loadAvg(), ps[i], ro[i], old[i], nc[i], run[i])
 	}
 	f := func(cs []cost) string {
 		m := medianCost(cs)
@@ -408,6 +434,7 @@ func TestMeasureRawCopy(t *testing.T) {
 		medianCost(psChild).cpu.Round(time.Millisecond))
 	t.Logf("read+decode only:      %s", f(ro))
 	t.Logf("same, old pgx path:    %s", f(old))
+	t.Logf("same, no coalescing:   %s", f(nc))
 	t.Logf("Run 1 reader 1 writer: %s", f(run))
 }
 

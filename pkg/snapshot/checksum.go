@@ -8,33 +8,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/qpkit/qpkit/pkg/copybin"
-)
-
-// PostgreSQL type OIDs the checksum knows how to render.
-const (
-	oidBool        = 16
-	oidBytea       = 17
-	oidChar        = 18
-	oidName        = 19
-	oidInt8        = 20
-	oidInt2        = 21
-	oidInt4        = 23
-	oidText        = 25
-	oidOID         = 26
-	oidJSON        = 114
-	oidFloat4      = 700
-	oidFloat8      = 701
-	oidBPChar      = 1042
-	oidVarchar     = 1043
-	oidDate        = 1082
-	oidTime        = 1083
-	oidTimestamp   = 1114
-	oidTimestampTZ = 1184
-	oidInterval    = 1186
-	oidNumeric     = 1700
-	oidUUID        = 2950
-	oidJSONB       = 3802
 )
 
 // The checksum of a table is the sum over its rows of the first 60 bits of
@@ -77,42 +52,42 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 				x, duckField(de)), nil
 	}
 	switch c.TypeOID {
-	case oidBool:
+	case pgtype.BoolOID:
 		e := fmt.Sprintf("CASE WHEN %s THEN '1' WHEN NOT %[1]s THEN '0' END", x)
 		return e, e, nil
-	case oidInt2, oidInt4, oidInt8, oidOID:
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID:
 		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
-	case oidNumeric:
+	case pgtype.NumericOID:
 		d := "CAST(" + x + " AS VARCHAR)"
 		return "trim_scale(" + x + ")::text",
 			fmt.Sprintf("CASE WHEN contains(%s, '.') THEN rtrim(rtrim(%[1]s, '0'), '.') ELSE %[1]s END", d), nil
-	case oidFloat4, oidFloat8:
+	case pgtype.Float4OID, pgtype.Float8OID:
 		return fmt.Sprintf("CASE WHEN %s = 'NaN' THEN 'nan' WHEN %[1]s = 'Infinity' THEN 'inf' WHEN %[1]s = '-Infinity' THEN '-inf' "+
 				"ELSE trim(to_char(%[1]s::float8 + 0, '9.9999999999999999EEEE')) END", x),
 			fmt.Sprintf("CASE WHEN isnan(%s) THEN 'nan' WHEN isinf(%[1]s) AND %[1]s > 0 THEN 'inf' WHEN isinf(%[1]s) THEN '-inf' "+
 				"ELSE printf('%%.16e', CAST(%[1]s AS DOUBLE) + 0) END", x), nil
-	case oidText, oidVarchar, oidName, oidChar, oidUUID, oidJSON, oidJSONB:
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.NameOID, pgtype.QCharOID, pgtype.UUIDOID, pgtype.JSONOID, pgtype.JSONBOID:
 		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
-	case oidBPChar:
+	case pgtype.BPCharOID:
 		return "rtrim(" + x + "::text, ' ')", "rtrim(CAST(" + x + " AS VARCHAR), ' ')", nil
-	case oidBytea:
+	case pgtype.ByteaOID:
 		return "encode(" + x + ", 'hex')", "lower(hex(" + x + "))", nil
-	case oidDate:
+	case pgtype.DateOID:
 		return fmt.Sprintf("CASE WHEN isfinite(%s) THEN (%[1]s - date '1970-01-01')::text ELSE %[1]s::text END", x),
 			fmt.Sprintf("CASE WHEN isfinite(%s) THEN CAST(%[1]s - DATE '1970-01-01' AS VARCHAR) "+
 				"WHEN %[1]s > DATE '1970-01-01' THEN 'infinity' ELSE '-infinity' END", x), nil
-	case oidTime:
+	case pgtype.TimeOID:
 		return fmt.Sprintf("(extract(epoch from %s) * 1000000)::bigint::text", x),
 			fmt.Sprintf("CAST(date_diff('microsecond', TIME '00:00:00', %s) AS VARCHAR)", x), nil
-	case oidTimestamp, oidTimestampTZ:
+	case pgtype.TimestampOID, pgtype.TimestamptzOID:
 		epoch := "TIMESTAMP '1970-01-01'"
-		if c.TypeOID == oidTimestampTZ {
+		if c.TypeOID == pgtype.TimestamptzOID {
 			epoch = "TIMESTAMPTZ '1970-01-01 00:00:00+00'"
 		}
 		return fmt.Sprintf("CASE WHEN isfinite(%s) THEN (extract(epoch from %[1]s) * 1000000)::bigint::text ELSE %[1]s::text END", x),
 			fmt.Sprintf("CASE WHEN isfinite(%s) THEN CAST(epoch_us(%[1]s) AS VARCHAR) "+
 				"WHEN %[1]s > %s THEN 'infinity' ELSE '-infinity' END", x, epoch), nil
-	case oidInterval:
+	case pgtype.IntervalOID:
 		return fmt.Sprintf("(extract(year from %s) * 12 + extract(month from %[1]s))::bigint::text || ' ' || "+
 				"extract(day from %[1]s)::bigint::text || ' ' || "+
 				"(extract(hour from %[1]s) * 3600000000 + extract(minute from %[1]s) * 60000000 + extract(microseconds from %[1]s))::bigint::text", x),
@@ -136,11 +111,11 @@ func duckField(e string) string {
 // arrayElems maps the array types of the rendered scalars to their
 // element type.
 var arrayElems = map[uint32]uint32{
-	1000: oidBool, 1001: oidBytea, 1002: oidChar, 1003: oidName, 1016: oidInt8,
-	1005: oidInt2, 1007: oidInt4, 1009: oidText, 1028: oidOID, 199: oidJSON,
-	1021: oidFloat4, 1022: oidFloat8, 1014: oidBPChar, 1015: oidVarchar,
-	1182: oidDate, 1183: oidTime, 1115: oidTimestamp, 1185: oidTimestampTZ,
-	1187: oidInterval, 1231: oidNumeric, 2951: oidUUID, 3807: oidJSONB,
+	1000: pgtype.BoolOID, 1001: pgtype.ByteaOID, 1002: pgtype.QCharOID, 1003: pgtype.NameOID, 1016: pgtype.Int8OID,
+	1005: pgtype.Int2OID, 1007: pgtype.Int4OID, 1009: pgtype.TextOID, 1028: pgtype.OIDOID, 199: pgtype.JSONOID,
+	1021: pgtype.Float4OID, 1022: pgtype.Float8OID, 1014: pgtype.BPCharOID, 1015: pgtype.VarcharOID,
+	1182: pgtype.DateOID, 1183: pgtype.TimeOID, 1115: pgtype.TimestampOID, 1185: pgtype.TimestamptzOID,
+	1187: pgtype.IntervalOID, 1231: pgtype.NumericOID, 2951: pgtype.UUIDOID, 3807: pgtype.JSONBOID,
 }
 
 // checksumQueries returns the PostgreSQL and DuckDB queries that yield

@@ -9,6 +9,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/qpkit/qpkit/pkg/copybin"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
@@ -33,32 +34,32 @@ func TestChecksumSameInBothEngines(t *testing.T) {
 		oid              uint32
 		pgVals, duckVals []string
 	}{
-		{"int8", "BIGINT", oidInt8, []string{"-9223372036854775808", "0", "NULL", "42"}, []string{"-9223372036854775808", "0", "NULL", "42"}},
-		{"int2", "SMALLINT", oidInt2, []string{"-7", "NULL"}, []string{"-7", "NULL"}},
-		{"numeric(12,3)", "DECIMAL(12,3)", oidNumeric, []string{"1.5", "-0.25", "100", "0", "NULL"}, []string{"1.5", "-0.25", "100", "0", "NULL"}},
-		{"float8", "DOUBLE", oidFloat8, []string{"0.1", "'-0'", "1e300", "'NaN'", "'Infinity'", "'-Infinity'", "5e-324", "NULL"},
+		{"int8", "BIGINT", pgtype.Int8OID, []string{"-9223372036854775808", "0", "NULL", "42"}, []string{"-9223372036854775808", "0", "NULL", "42"}},
+		{"int2", "SMALLINT", pgtype.Int2OID, []string{"-7", "NULL"}, []string{"-7", "NULL"}},
+		{"numeric(12,3)", "DECIMAL(12,3)", pgtype.NumericOID, []string{"1.5", "-0.25", "100", "0", "NULL"}, []string{"1.5", "-0.25", "100", "0", "NULL"}},
+		{"float8", "DOUBLE", pgtype.Float8OID, []string{"0.1", "'-0'", "1e300", "'NaN'", "'Infinity'", "'-Infinity'", "5e-324", "NULL"},
 			[]string{"0.1", "'-0'", "1e300", "'NaN'", "'Infinity'", "'-Infinity'", "5e-324", "NULL"}},
-		{"float4", "FLOAT", oidFloat4, []string{"0.1", "3.25", "'NaN'"}, []string{"0.1", "3.25", "'NaN'"}},
-		{"bool", "BOOLEAN", oidBool, []string{"true", "false", "NULL"}, []string{"true", "false", "NULL"}},
-		{"text", "VARCHAR", oidText, []string{"'héllo, ''x'''", "''", "NULL", "'N'"}, []string{"'héllo, ''x'''", "''", "NULL", "'N'"}},
-		{"char(5)", "VARCHAR", oidBPChar, []string{"'ab'"}, []string{"'ab   '"}},
-		{"bytea", "BLOB", oidBytea, []string{`'\xab00ff'`, `''`}, []string{`'\xAB\x00\xFF'::BLOB`, `''::BLOB`}},
-		{"date", "DATE", oidDate, []string{"'2024-02-29'", "'1900-01-01'", "'infinity'", "'-infinity'"}, []string{"'2024-02-29'", "'1900-01-01'", "'infinity'", "'-infinity'"}},
-		{"time", "TIME", oidTime, []string{"'13:14:15.123456'", "'00:00:00'"}, []string{"'13:14:15.123456'", "'00:00:00'"}},
-		{"timestamp", "TIMESTAMP", oidTimestamp, []string{"'1999-12-31 23:59:59.999999'", "'1960-01-01'", "'infinity'"}, []string{"'1999-12-31 23:59:59.999999'", "'1960-01-01'", "'infinity'"}},
-		{"timestamptz", "TIMESTAMPTZ", oidTimestampTZ, []string{"'2020-06-01 12:00:00+02'", "'-infinity'"}, []string{"'2020-06-01 10:00:00+00'", "'-infinity'"}},
-		{"interval", "INTERVAL", oidInterval, []string{"'1 year 2 months 3 days 04:05:06.7'", "'-1 hours -30 minutes'"},
+		{"float4", "FLOAT", pgtype.Float4OID, []string{"0.1", "3.25", "'NaN'"}, []string{"0.1", "3.25", "'NaN'"}},
+		{"bool", "BOOLEAN", pgtype.BoolOID, []string{"true", "false", "NULL"}, []string{"true", "false", "NULL"}},
+		{"text", "VARCHAR", pgtype.TextOID, []string{"'héllo, ''x'''", "''", "NULL", "'N'"}, []string{"'héllo, ''x'''", "''", "NULL", "'N'"}},
+		{"char(5)", "VARCHAR", pgtype.BPCharOID, []string{"'ab'"}, []string{"'ab   '"}},
+		{"bytea", "BLOB", pgtype.ByteaOID, []string{`'\xab00ff'`, `''`}, []string{`'\xAB\x00\xFF'::BLOB`, `''::BLOB`}},
+		{"date", "DATE", pgtype.DateOID, []string{"'2024-02-29'", "'1900-01-01'", "'infinity'", "'-infinity'"}, []string{"'2024-02-29'", "'1900-01-01'", "'infinity'", "'-infinity'"}},
+		{"time", "TIME", pgtype.TimeOID, []string{"'13:14:15.123456'", "'00:00:00'"}, []string{"'13:14:15.123456'", "'00:00:00'"}},
+		{"timestamp", "TIMESTAMP", pgtype.TimestampOID, []string{"'1999-12-31 23:59:59.999999'", "'1960-01-01'", "'infinity'"}, []string{"'1999-12-31 23:59:59.999999'", "'1960-01-01'", "'infinity'"}},
+		{"timestamptz", "TIMESTAMPTZ", pgtype.TimestamptzOID, []string{"'2020-06-01 12:00:00+02'", "'-infinity'"}, []string{"'2020-06-01 10:00:00+00'", "'-infinity'"}},
+		{"interval", "INTERVAL", pgtype.IntervalOID, []string{"'1 year 2 months 3 days 04:05:06.7'", "'-1 hours -30 minutes'"},
 			[]string{"INTERVAL '1 year 2 months 3 days 04:05:06.7'", "-INTERVAL '1 hours 30 minutes'"}},
-		{"uuid", "UUID", oidUUID, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}},
+		{"uuid", "UUID", pgtype.UUIDOID, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}, []string{"'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"}},
 		{"int4[]", "INTEGER[]", 1007, []string{"'{1,NULL,3}'", "'{}'", "NULL"}, []string{"[1, NULL, 3]", "[]", "NULL"}},
 		{"text[]", "VARCHAR[]", 1009, []string{`'{"a,b",""}'`}, []string{`['a,b', '']`}},
 		{"float8[]", "DOUBLE[]", 1022, []string{"'{0.1,NaN}'"}, []string{"[0.1::DOUBLE, 'NaN'::DOUBLE]"}},
-		{"jsonb", "VARCHAR", oidJSONB, []string{`'{"b": 1, "a": [1, 2]}'`}, []string{`'{"a": [1, 2], "b": 1}'`}},
+		{"jsonb", "VARCHAR", pgtype.JSONBOID, []string{`'{"b": 1, "a": [1, 2]}'`}, []string{`'{"a": [1, 2], "b": 1}'`}},
 	}
 	for i, c := range cases {
 		t.Run(c.pgType, func(t *testing.T) {
 			name := fmt.Sprintf("ck%d", i)
-			tb := &table{Schema: "public", Name: name, Cols: []copybin.Column{{Name: "v", TypeOID: c.oid, Type: c.pgType}, {Name: "k", TypeOID: oidInt4, Type: "integer"}}}
+			tb := &table{Schema: "public", Name: name, Cols: []copybin.Column{{Name: "v", TypeOID: c.oid, Type: c.pgType}, {Name: "k", TypeOID: pgtype.Int4OID, Type: "integer"}}}
 			var pgRows, duckRows []string
 			for j := range c.pgVals {
 				pgRows = append(pgRows, fmt.Sprintf("(%s, %d)", c.pgVals[j], j))

@@ -2,7 +2,11 @@
 
 package copybin
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
 
 // Column describes one field of a COPY BINARY stream, as found in the
 // PostgreSQL catalog.
@@ -47,40 +51,14 @@ func QuoteIdent(s string) string {
 	return string(append(out, '"'))
 }
 
-// PostgreSQL type OIDs the decoder handles by hand.
-const (
-	oidBool        = 16
-	oidBytea       = 17
-	oidChar        = 18
-	oidName        = 19
-	oidInt8        = 20
-	oidInt2        = 21
-	oidInt4        = 23
-	oidText        = 25
-	oidOID         = 26
-	oidJSON        = 114
-	oidFloat4      = 700
-	oidFloat8      = 701
-	oidBpchar      = 1042
-	oidVarchar     = 1043
-	oidDate        = 1082
-	oidTime        = 1083
-	oidTimestamp   = 1114
-	oidTimestampTZ = 1184
-	oidInterval    = 1186
-	oidNumeric     = 1700
-	oidUUID        = 2950
-	oidJSONB       = 3802
-)
-
 // arrayElem maps the array types of the supported scalars to their element
 // type.
 var arrayElem = map[uint32]uint32{
-	1000: oidBool, 1001: oidBytea, 1002: oidChar, 1003: oidName, 1016: oidInt8,
-	1005: oidInt2, 1007: oidInt4, 1009: oidText, 1028: oidOID, 199: oidJSON,
-	1021: oidFloat4, 1022: oidFloat8, 1014: oidBpchar, 1015: oidVarchar,
-	1182: oidDate, 1183: oidTime, 1115: oidTimestamp, 1185: oidTimestampTZ,
-	1187: oidInterval, 1231: oidNumeric, 2951: oidUUID, 3807: oidJSONB,
+	1000: pgtype.BoolOID, 1001: pgtype.ByteaOID, 1002: pgtype.QCharOID, 1003: pgtype.NameOID, 1016: pgtype.Int8OID,
+	1005: pgtype.Int2OID, 1007: pgtype.Int4OID, 1009: pgtype.TextOID, 1028: pgtype.OIDOID, 199: pgtype.JSONOID,
+	1021: pgtype.Float4OID, 1022: pgtype.Float8OID, 1014: pgtype.BPCharOID, 1015: pgtype.VarcharOID,
+	1182: pgtype.DateOID, 1183: pgtype.TimeOID, 1115: pgtype.TimestampOID, 1185: pgtype.TimestamptzOID,
+	1187: pgtype.IntervalOID, 1231: pgtype.NumericOID, 2951: pgtype.UUIDOID, 3807: pgtype.JSONBOID,
 }
 
 // Kind is how a field is decoded and where its values live in a Vector.
@@ -121,37 +99,37 @@ func (k Kind) String() string {
 // scalarKind gives the kind of a non-array type OID.
 func scalarKind(oid uint32) Kind {
 	switch oid {
-	case oidBool:
+	case pgtype.BoolOID:
 		return KindBool
-	case oidInt2:
+	case pgtype.Int2OID:
 		return KindInt16
-	case oidInt4:
+	case pgtype.Int4OID:
 		return KindInt32
-	case oidInt8, oidOID:
+	case pgtype.Int8OID, pgtype.OIDOID:
 		return KindInt64
-	case oidFloat4:
+	case pgtype.Float4OID:
 		return KindFloat32
-	case oidFloat8:
+	case pgtype.Float8OID:
 		return KindFloat64
-	case oidNumeric:
+	case pgtype.NumericOID:
 		return KindDecimal
-	case oidText, oidVarchar, oidBpchar, oidName, oidChar:
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.QCharOID:
 		return KindText
-	case oidJSON, oidJSONB:
+	case pgtype.JSONOID, pgtype.JSONBOID:
 		return KindJSON
-	case oidBytea:
+	case pgtype.ByteaOID:
 		return KindBytes
-	case oidUUID:
+	case pgtype.UUIDOID:
 		return KindUUID
-	case oidDate:
+	case pgtype.DateOID:
 		return KindDate
-	case oidTime:
+	case pgtype.TimeOID:
 		return KindTime
-	case oidTimestamp:
+	case pgtype.TimestampOID:
 		return KindTimestamp
-	case oidTimestampTZ:
+	case pgtype.TimestamptzOID:
 		return KindTimestampTZ
-	case oidInterval:
+	case pgtype.IntervalOID:
 		return KindInterval
 	}
 	return KindInvalid
@@ -230,11 +208,11 @@ func planFor(c Column) (plan, error) {
 			return p, fmt.Errorf("column %s: PostgreSQL type %s is not supported; copy it as text (Column.AsText) or leave the column out", QuoteIdent(c.Name), typeText(c))
 		}
 	}
-	p.bpchar = oid == oidBpchar
-	p.jsonb = oid == oidJSONB
-	p.oid = oid == oidOID
-	p.char1 = oid == oidChar
-	if oid == oidNumeric {
+	p.bpchar = oid == pgtype.BPCharOID
+	p.jsonb = oid == pgtype.JSONBOID
+	p.oid = oid == pgtype.OIDOID
+	p.char1 = oid == pgtype.QCharOID
+	if oid == pgtype.NumericOID {
 		w, s, err := decimalShape(c)
 		if err != nil {
 			return p, err

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
@@ -163,7 +164,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"SELECT '{{1,2},{3,4}}'::int4[] AS x", "int4[]", -1, "2-dimensional"},
 		{"SELECT '[0:1]={1,2}'::int4[] AS x", "int4[]", -1, "lower bound 0"},
 	}
-	oids := map[string]uint32{"numeric": oidNumeric, "timestamp": oidTimestamp, "int4[]": 1007}
+	oids := map[string]uint32{"numeric": pgtype.NumericOID, "timestamp": pgtype.TimestampOID, "int4[]": 1007}
 	for _, c := range cases {
 		cols := []Column{{Name: "x", TypeOID: oids[c.typ], TypMod: c.typmod, Type: c.typ}}
 		d, err := NewDecoder(bytes.NewReader(copyBinary(t, conn, c.query)), cols)
@@ -208,7 +209,7 @@ func TestRefusedTypes(t *testing.T) {
 func TestTruncatedAndGarbage(t *testing.T) {
 	conn := pgConn(t)
 	data := copyBinary(t, conn, "SELECT 1::int4 AS a, 'hello'::text AS b, 12.5::numeric(6,2) AS c, '{1,NULL}'::int4[] AS d FROM generate_series(1,3)")
-	cols := []Column{{Name: "a", TypeOID: oidInt4}, {Name: "b", TypeOID: oidText}, {Name: "c", TypeOID: oidNumeric, TypMod: 6<<16 | 2 + 4}, {Name: "d", TypeOID: 1007}}
+	cols := []Column{{Name: "a", TypeOID: pgtype.Int4OID}, {Name: "b", TypeOID: pgtype.TextOID}, {Name: "c", TypeOID: pgtype.NumericOID, TypMod: 6<<16 | 2 + 4}, {Name: "d", TypeOID: 1007}}
 	if n, err := decodeAll(bytes.NewReader(data), cols, 2, func(*Batch) {}); err != nil || n != 3 {
 		t.Fatalf("whole stream: %d rows, %v", n, err)
 	}
@@ -230,8 +231,8 @@ func TestTruncatedAndGarbage(t *testing.T) {
 }
 
 func FuzzDecoder(f *testing.F) {
-	cols := []Column{{Name: "a", TypeOID: oidInt8}, {Name: "b", TypeOID: oidBpchar}, {Name: "c", TypeOID: oidNumeric, TypMod: 20<<16 | 4 + 4},
-		{Name: "d", TypeOID: 1009}, {Name: "e", TypeOID: oidJSONB}, {Name: "f", TypeOID: oidTimestampTZ}, {Name: "g", TypeOID: oidDate}}
+	cols := []Column{{Name: "a", TypeOID: pgtype.Int8OID}, {Name: "b", TypeOID: pgtype.BPCharOID}, {Name: "c", TypeOID: pgtype.NumericOID, TypMod: 20<<16 | 4 + 4},
+		{Name: "d", TypeOID: 1009}, {Name: "e", TypeOID: pgtype.JSONBOID}, {Name: "f", TypeOID: pgtype.TimestamptzOID}, {Name: "g", TypeOID: pgtype.DateOID}}
 	f.Add(append(append(bytes.Clone(signature), 0, 0, 0, 0, 0, 0, 0, 0), 0xff, 0xff))
 	f.Add(fuzzSeed())
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -290,7 +291,7 @@ func TestInvalidUTF8(t *testing.T) {
 		`SELECT convert_from('\x68c3a9'::bytea, 'SQL_ASCII') AS s, ARRAY['ok'] AS a UNION ALL SELECT 'plain', ARRAY['fine', convert_from('\x61ff'::bytea, 'SQL_ASCII')]`,
 		`SELECT 'ok' AS s, ARRAY['fine'] AS a UNION ALL SELECT convert_from('\xc3'::bytea, 'SQL_ASCII'), ARRAY['x']`,
 	} {
-		cols := []Column{{Name: "s", TypeOID: oidText}, {Name: "a", TypeOID: 1009}}
+		cols := []Column{{Name: "s", TypeOID: pgtype.TextOID}, {Name: "a", TypeOID: 1009}}
 		_, err := decodeAll(bytes.NewReader(copyBinary(t, conn, q)), cols, 10, func(*Batch) {})
 		var de *DecodeError
 		if !errors.As(err, &de) || de.Row != 1 || !strings.Contains(err.Error(), "not valid UTF-8") {

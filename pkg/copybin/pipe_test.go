@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // TestPipeCopyTo streams a COPY through a Pipe into the decoder, as a
@@ -16,7 +18,7 @@ func TestPipeCopyTo(t *testing.T) {
 		_, err := conn.PgConn().CopyTo(context.Background(), p, "COPY (SELECT g, repeat('x', g % 100) FROM generate_series(1, 50000) g) TO STDOUT (FORMAT binary)")
 		p.CloseWrite(err)
 	}()
-	cols := []Column{{Name: "g", TypeOID: oidInt4}, {Name: "s", TypeOID: oidText}}
+	cols := []Column{{Name: "g", TypeOID: pgtype.Int4OID}, {Name: "s", TypeOID: pgtype.TextOID}}
 	var sum, rows int64
 	n, err := decodeAll(p, cols, 4096, func(b *Batch) {
 		for i := 0; i < b.Len; i++ {

@@ -4,7 +4,6 @@ package proxyserver
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -92,11 +91,9 @@ func New(opts Options) (*Server, error) {
 	}
 	auth := &pgwire.ServerConfig{Credentials: s.credential, RequireTLS: c.RequireTLS}
 	if c.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
-		if err != nil {
-			return nil, configError(fmt.Errorf("tls: %w", err))
+		if auth.TLS, err = pgwire.LoadTLS(c.TLSCert, c.TLSKey); err != nil {
+			return nil, configError(err)
 		}
-		auth.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	popts := proxy.Options{
 		Mode:              c.mode(),
@@ -245,14 +242,9 @@ func loadUsers(path string) (map[string]pgwire.Credential, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
+	u, err := pgwire.LoadUserList(path)
 	if err != nil {
-		return nil, configError(fmt.Errorf("auth file: %w", err))
-	}
-	defer f.Close()
-	u, err := pgwire.ReadUserList(f, path)
-	if err != nil {
-		return nil, configError(fmt.Errorf("auth file: %w", err))
+		return nil, configError(err)
 	}
 	return u, nil
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"crypto/tls"
 	"fmt"
-	"os"
 
 	"github.com/qpkit/qpkit/pkg/pgwire"
 )
@@ -16,14 +14,9 @@ func serverAuth(authFile, certFile, keyFile string, requireTLS bool) (*pgwire.Se
 		return pgwire.Credential{Method: pgwire.AuthTrust}, nil
 	}
 	if authFile != "" {
-		f, err := os.Open(authFile)
+		users, err := pgwire.LoadUserList(authFile)
 		if err != nil {
-			return nil, fmt.Errorf("auth file: %w", err)
-		}
-		users, err := pgwire.ReadUserList(f, authFile)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("auth file: %w", err)
+			return nil, err
 		}
 		cfg.Credentials = func(user, _ string) (pgwire.Credential, error) {
 			c, ok := users[user]
@@ -37,11 +30,10 @@ func serverAuth(authFile, certFile, keyFile string, requireTLS bool) (*pgwire.Se
 		return nil, fmt.Errorf("--tls-cert and --tls-key go together")
 	}
 	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls: %w", err)
+		var err error
+		if cfg.TLS, err = pgwire.LoadTLS(certFile, keyFile); err != nil {
+			return nil, err
 		}
-		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	} else if requireTLS {
 		return nil, fmt.Errorf("--require-tls needs --tls-cert and --tls-key")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/duckwire"
+	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/snapshot"
 )
 
@@ -25,32 +26,6 @@ type snapshotCmd struct {
 	Verify       bool          `help:"Check counts and checksums inside the snapshot before replacing the target." env:"QPANALYTICS_VERIFY"`
 	Progress     string        `help:"Progress lines on stderr: auto (when it is a terminal), always or never." default:"auto" enum:"auto,always,never" env:"QPANALYTICS_PROGRESS"`
 	Interval     time.Duration `help:"Progress interval." default:"500ms" env:"QPANALYTICS_PROGRESS_INTERVAL"`
-}
-
-// snapshotRecord is the stdout summary line of a finished snapshot
-// (docs/formats.md, "qpanalytics records").
-type snapshotRecord struct {
-	Type       string        `json:"type"`
-	Version    int           `json:"version"`
-	Target     string        `json:"target"`
-	TakenAt    time.Time     `json:"taken_at"`
-	SnapshotID string        `json:"snapshot_id"`
-	WALLSN     string        `json:"wal_lsn"`
-	Strategy   string        `json:"strategy"`
-	Readers    int           `json:"readers"`
-	Writers    int           `json:"writers"`
-	DurNS      int64         `json:"dur_ns"`
-	Tables     []tableRecord `json:"tables"`
-	Verified   bool          `json:"verified"`
-}
-
-type tableRecord struct {
-	Table  string `json:"table"`
-	Rows   int64  `json:"rows"`
-	Bytes  int64  `json:"bytes"`
-	Pages  int64  `json:"pages"`
-	Ranges int    `json:"ranges"`
-	DurNS  int64  `json:"dur_ns"`
 }
 
 func (c *snapshotCmd) Run(e *env) error {
@@ -81,34 +56,13 @@ func (c *snapshotCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	rec := snapshotRecord{Type: "snapshot", Version: 1, Target: res.Target, TakenAt: res.TakenAt,
-		SnapshotID: res.SnapshotID, WALLSN: res.WALLSN, Strategy: string(res.Strategy),
-		Readers: res.Readers, Writers: res.Writers, DurNS: res.Duration.Nanoseconds(), Verified: c.Verify}
-	for _, t := range res.Tables {
-		rec.Tables = append(rec.Tables, tableRecord{Table: t.Schema + "." + t.Name, Rows: t.Rows, Bytes: t.Bytes,
-			Pages: t.Pages, Ranges: t.Ranges, DurNS: t.Duration.Nanoseconds()})
-	}
-	return json.NewEncoder(e.stdout).Encode(rec)
+	return json.NewEncoder(e.stdout).Encode(res.Record(c.Verify))
 }
 
 type verifyCmd struct {
 	Source string   `help:"PostgreSQL the copy was taken from." required:"" env:"QPANALYTICS_SOURCE" placeholder:"URL"`
 	Target string   `help:"The DuckDB copy." required:"" env:"QPANALYTICS_TARGET" placeholder:"FILE"`
 	Tables []string `help:"Tables to check (default: every table of the snapshot)." env:"QPANALYTICS_TABLES" placeholder:"T,..."`
-}
-
-// verifyRecord is one stdout line per checked table.
-type verifyRecord struct {
-	Type        string `json:"type"`
-	Version     int    `json:"version"`
-	Table       string `json:"table"`
-	Match       bool   `json:"match"`
-	SourceRows  int64  `json:"source_rows"`
-	CopyRows    int64  `json:"copy_rows"`
-	SourceSum   string `json:"source_checksum"`
-	CopySum     string `json:"copy_checksum"`
-	SourceMoved bool   `json:"source_moved"`
-	Note        string `json:"note,omitempty"`
 }
 
 func (c *verifyCmd) Run(e *env) error {
@@ -120,13 +74,10 @@ func (c *verifyCmd) Run(e *env) error {
 	enc := json.NewEncoder(e.stdout)
 	var bad []string
 	for _, ch := range checks {
-		name := ch.Schema + "." + ch.Name
 		if !ch.Match {
-			bad = append(bad, name)
+			bad = append(bad, ch.Schema+"."+ch.Name)
 		}
-		if err := enc.Encode(verifyRecord{Type: "verify", Version: 1, Table: name, Match: ch.Match,
-			SourceRows: ch.SourceRows, CopyRows: ch.CopyRows, SourceSum: ch.SourceSum, CopySum: ch.CopySum,
-			SourceMoved: ch.SourceMoved, Note: ch.Note}); err != nil {
+		if err := enc.Encode(ch.Record()); err != nil {
 			return err
 		}
 	}
@@ -152,7 +103,7 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run(e *env) error {
-	auth, err := serverAuth(c.AuthFile, c.TLSCert, c.TLSKey, c.RequireTLS)
+	auth, err := pgwire.FileConfig(c.AuthFile, c.TLSCert, c.TLSKey, c.RequireTLS)
 	if err != nil {
 		return &usageError{err}
 	}

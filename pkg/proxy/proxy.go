@@ -114,9 +114,19 @@ type Proxy struct {
 	nclients atomic.Int64
 	wg       sync.WaitGroup
 
-	pauseMu sync.Mutex
-	resumed chan struct{} // nil when not paused; closed by Resume
+	// Pausing: a pool is paused when it was paused by name, or when every
+	// pool is and it was not resumed by name since.
+	pausing   atomic.Bool // something is paused: acquire looks under pauseMu
+	pauseMu   sync.Mutex
+	pauseAll  bool
+	pausedBy  map[string]bool // pool names paused by name
+	resumedBy map[string]bool // pool names resumed by name while every pool is paused
+	resumed   chan struct{}   // closed and replaced at every resume: waiters look again
 }
+
+// ErrUnknownPool is what PausePool and ResumePool return for a name that
+// is not one of Pools.
+var ErrUnknownPool = errors.New("unknown pool")
 
 // New returns a proxy; Serve runs it on a listener.
 func New(opts Options) (*Proxy, error) {
@@ -136,7 +146,7 @@ func New(opts Options) (*Proxy, error) {
 		opts.Log = slog.Default()
 	}
 	p := &Proxy{opts: opts, router: opts.Router, log: opts.Log,
-		sessions: make(map[*session]struct{}), byKey: make(map[string]*session)}
+		sessions: make(map[*session]struct{}), byKey: make(map[string]*session), resumed: make(chan struct{})}
 	if p.router == nil {
 		p.router = opts.Pools
 	}
@@ -245,47 +255,108 @@ func (p *Proxy) cancel(k pgwire.CancelKey) {
 	s.cancel()
 }
 
-// waitResumed blocks while the proxy is paused.
-func (p *Proxy) waitResumed(ctx context.Context) error {
-	p.pauseMu.Lock()
-	ch := p.resumed
-	p.pauseMu.Unlock()
-	if ch == nil {
+// waitResumed blocks while pl is paused. Nothing paused costs one atomic
+// load.
+func (p *Proxy) waitResumed(ctx context.Context, pl *pool.Pool) error {
+	if !p.pausing.Load() {
 		return nil
 	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	name := pl.Name()
+	for {
+		p.pauseMu.Lock()
+		paused, ch := p.pausedLocked(name), p.resumed
+		p.pauseMu.Unlock()
+		if !paused {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
-// Pause stops handing out server connections: transactions under way
-// finish, new ones wait until Resume.
+func (p *Proxy) pausedLocked(name string) bool {
+	return p.pausedBy[name] || (p.pauseAll && !p.resumedBy[name])
+}
+
+// changedLocked records whether anything is paused and wakes the waiters.
+func (p *Proxy) changedLocked() {
+	p.pausing.Store(p.pauseAll || len(p.pausedBy) > 0)
+	close(p.resumed)
+	p.resumed = make(chan struct{})
+}
+
+// Pause stops handing out server connections in every pool, including
+// pools created while paused: transactions under way finish, new ones
+// wait until Resume (or ResumePool for their pool).
 func (p *Proxy) Pause() {
 	p.pauseMu.Lock()
-	if p.resumed == nil {
-		p.resumed = make(chan struct{})
-	}
-	p.pauseMu.Unlock()
+	defer p.pauseMu.Unlock()
+	p.pauseAll, p.resumedBy = true, nil
+	p.changedLocked()
 }
 
-// Resume lets waiting clients go on.
+// Resume lets every pool go on, those paused by name too.
 func (p *Proxy) Resume() {
 	p.pauseMu.Lock()
-	if p.resumed != nil {
-		close(p.resumed)
-		p.resumed = nil
-	}
-	p.pauseMu.Unlock()
+	defer p.pauseMu.Unlock()
+	p.pauseAll, p.pausedBy, p.resumedBy = false, nil, nil
+	p.changedLocked()
 }
 
-// Paused reports whether Pause is in effect.
+// Paused reports whether every pool is paused (Pause without Resume).
 func (p *Proxy) Paused() bool {
 	p.pauseMu.Lock()
 	defer p.pauseMu.Unlock()
-	return p.resumed != nil
+	return p.pauseAll
+}
+
+// PausePool is Pause for one pool, named "database/user" as in
+// pool.Pool.Name; the other pools keep working. A name that is not one of
+// Pools is ErrUnknownPool.
+func (p *Proxy) PausePool(name string) error {
+	if !p.knownPool(name) {
+		return fmt.Errorf("%w: %s", ErrUnknownPool, name)
+	}
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	if p.pausedBy == nil {
+		p.pausedBy = make(map[string]bool)
+	}
+	p.pausedBy[name] = true
+	delete(p.resumedBy, name)
+	p.changedLocked()
+	return nil
+}
+
+// ResumePool lets one pool go on, also while every other pool stays paused
+// by Pause.
+func (p *Proxy) ResumePool(name string) error {
+	if !p.knownPool(name) {
+		return fmt.Errorf("%w: %s", ErrUnknownPool, name)
+	}
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	delete(p.pausedBy, name)
+	if p.pauseAll {
+		if p.resumedBy == nil {
+			p.resumedBy = make(map[string]bool)
+		}
+		p.resumedBy[name] = true
+	}
+	p.changedLocked()
+	return nil
+}
+
+func (p *Proxy) knownPool(name string) bool {
+	for _, pl := range p.opts.Pools.All() {
+		if pl.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Reload runs Options.Reload, then applies the pool settings again.
@@ -309,6 +380,7 @@ type PoolStat struct {
 	Idle           int // server connections in the pool
 	Waiting        int // clients waiting for a connection
 	Clients        int // clients of the pool
+	Paused         bool
 }
 
 // Pools returns every pool's state.
@@ -316,8 +388,11 @@ func (p *Proxy) Pools() []PoolStat {
 	var out []PoolStat
 	for _, pl := range p.opts.Pools.All() {
 		st := pl.Stat()
+		p.pauseMu.Lock()
+		paused := p.pausedLocked(pl.Name())
+		p.pauseMu.Unlock()
 		out = append(out, PoolStat{Database: pl.Database, User: pl.User, Mode: p.opts.Mode.String(),
-			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients})
+			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients, Paused: paused})
 	}
 	return out
 }

@@ -355,7 +355,7 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 		s.mu.Unlock()
 	}()
 	t0 := time.Now()
-	if err := s.p.waitResumed(context.Background()); err != nil {
+	if err := s.p.waitResumed(context.Background(), pl); err != nil {
 		return nil, err
 	}
 	srv, err := pl.Acquire(context.Background())

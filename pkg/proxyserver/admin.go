@@ -17,8 +17,8 @@ func (s *Server) newAdmin() *admin.Server {
 	return admin.New(admin.Options{
 		Pools:   func() []admin.PoolStat { return poolStats(s.proxy) },
 		Clients: func() []admin.ClientStat { return clientStats(s.proxy) },
-		Pause:   func(_ context.Context, name string) error { return pauseAll(s.proxy, name, true) },
-		Resume:  func(_ context.Context, name string) error { return pauseAll(s.proxy, name, false) },
+		Pause:   func(_ context.Context, name string) error { return pause(s.proxy, name, true) },
+		Resume:  func(_ context.Context, name string) error { return pause(s.proxy, name, false) },
 		Reload:  func(context.Context) error { return s.Reload() },
 	})
 }
@@ -50,33 +50,31 @@ func (s *Server) observe(o *proxy.Options) {
 	}
 }
 
-// pauseAll pauses or resumes every pool; a named pool is refused (404 when
-// unknown, 500 otherwise) since pausing is global.
-func pauseAll(p *proxy.Proxy, name string, pause bool) error {
-	if name != "" {
-		found := false
-		for _, ps := range p.Pools() {
-			found = found || ps.Database+"/"+ps.User == name
-		}
-		if !found {
-			return fmt.Errorf("%w: %s", admin.ErrUnknownPool, name)
-		}
-		return errors.New("pausing one pool is not supported; pause all (no pool)")
-	}
-	if pause {
+// pause pauses or resumes the pool named "database/user", or every pool
+// when name is empty; an unknown name wraps admin.ErrUnknownPool (404).
+func pause(p *proxy.Proxy, name string, pause bool) error {
+	var err error
+	switch {
+	case name == "" && pause:
 		p.Pause()
-	} else {
+	case name == "":
 		p.Resume()
+	case pause:
+		err = p.PausePool(name)
+	default:
+		err = p.ResumePool(name)
 	}
-	return nil
+	if errors.Is(err, proxy.ErrUnknownPool) {
+		return fmt.Errorf("%w: %s", admin.ErrUnknownPool, name)
+	}
+	return err
 }
 
 func poolStats(p *proxy.Proxy) []admin.PoolStat {
-	paused := p.Paused()
 	var out []admin.PoolStat
 	for _, s := range p.Pools() {
 		out = append(out, admin.PoolStat{Name: s.Database + "/" + s.User, Database: s.Database, User: s.User, Mode: s.Mode,
-			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: paused})
+			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: s.Paused})
 	}
 	return out
 }

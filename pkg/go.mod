@@ -20,6 +20,7 @@ require (
 	golang.org/x/text v0.42.0
 	golang.org/x/time v0.16.0
 	google.golang.org/protobuf v1.36.12
+	gopkg.in/ini.v1 v1.68.0
 )
 
 require (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/BurntSushi/toml"
 	"github.com/alecthomas/kong"
@@ -13,7 +14,8 @@ import (
 // TOMLResolver reads a config file for kong (kong.Configuration): TOML,
 // turned into the JSON kong's resolver reads, so keys are flag names with
 // underscores and durations are strings ("5s"). The command line and the
-// environment still win over the file.
+// environment still win over the file: a flag whose environment variable
+// is set is not taken from it.
 func TOMLResolver(r io.Reader) (kong.Resolver, error) {
 	var m map[string]any
 	if _, err := toml.NewDecoder(r).Decode(&m); err != nil {
@@ -23,5 +25,25 @@ func TOMLResolver(r io.Reader) (kong.Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kong.JSON(bytes.NewReader(b))
+	jr, err := kong.JSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return kong.ResolverFunc(func(kctx *kong.Context, parent *kong.Path, flag *kong.Flag) (any, error) {
+		if envSet(flag) {
+			return nil, nil
+		}
+		return jr.Resolve(kctx, parent, flag)
+	}), nil
+}
+
+// envSet reports whether one of flag's environment variables is set (kong
+// has already taken the flag's value from it).
+func envSet(flag *kong.Flag) bool {
+	for _, env := range flag.Envs {
+		if _, ok := os.LookupEnv(env); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,217 @@
+package bouncerini
+
+import (
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Debian's pgbouncer.ini with a [databases] entry, transaction mode and
+// a few changed settings.
+func TestDebianINI(t *testing.T) {
+	s, err := Load("testdata/pgbouncer.ini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"listen":              "localhost:6432",
+		"server_url":          "postgres://db1.internal:5433/?connect_timeout=15&sslmode=require",
+		"pool_mode":           "transaction",
+		"pool_size":           "25",
+		"min_idle":            "5",
+		"max_clients":         "500",
+		"prepared_per_server": "100",
+		"idle_timeout":        "10m0s",
+		"max_lifetime":        "30m0s",
+		"health_check_after":  "30s",
+		"acquire_timeout":     "2m0s",
+		"reset_query":         "DISCARD ALL",
+		"auth_file":           "/etc/pgbouncer/userlist.txt",
+	}
+	if !maps.Equal(s.Values, want) {
+		t.Errorf("values:\n got %v\nwant %v", s.Values, want)
+	}
+	if len(s.Errors) > 0 {
+		t.Errorf("errors: %v", s.Errors)
+	}
+	warned := notes(s, slog.LevelWarn)
+	for _, w := range []string{"logfile = /var/log/postgresql/pgbouncer.log ignored: qprouter logs to stderr",
+		"pidfile = /var/run/postgresql/pgbouncer.pid ignored", "unix_socket_dir = /var/run/postgresql ignored",
+		"admin_users = postgres ignored: there is no admin console database"} {
+		if !strings.Contains(warned, w) {
+			t.Errorf("no warning %q in:\n%s", w, warned)
+		}
+	}
+	if strings.Contains(warned, "unknown") || strings.Contains(warned, "tcp_keepalive") || strings.Contains(warned, "appdb") {
+		t.Errorf("warned about what needs nothing:\n%s", warned)
+	}
+	if d := notes(s, slog.LevelDebug); !strings.Contains(d, "ignore_startup_parameters = extra_float_digits ignored: qprouter accepts every startup parameter") {
+		t.Errorf("debug notes:\n%s", d)
+	}
+	if _, err := pgconn.ParseConfig(s.Values["server_url"]); err != nil {
+		t.Errorf("server url: %v", err)
+	}
+}
+
+// notes joins the notes at level, one a line.
+func notes(s *Settings, level slog.Level) string {
+	var b strings.Builder
+	for _, n := range s.Notes {
+		if n.Level == level {
+			b.WriteString(n.Msg + "\n")
+		}
+	}
+	return b.String()
+}
+
+func load(t *testing.T, text string) *Settings {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pgbouncer.ini")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const base = "[databases]\n* = host=127.0.0.1 port=5432\n[pgbouncer]\nauth_type = trust\n"
+
+// What qprouter refuses, by the setting it concerns, with a message
+// naming the key or the [databases] entry.
+func TestRefused(t *testing.T) {
+	for _, c := range []struct{ text, key, msg string }{
+		{base + "pool_mode = statement\n", "pool_mode", "pool_mode = statement: qprouter has no statement mode; use transaction"},
+		{base + "pool_mode = batch\n", "pool_mode", "pool_mode = batch: want session or transaction"},
+		{"[databases]\na = host=db1 port=5432\nb = host=db2 port=5432\n[pgbouncer]\nauth_type = trust\n", "server_url",
+			"[databases] b points at db2:5432, [databases] a at db1:5432: qprouter serves one server"},
+		{"[databases]\na = host=db1\nb = host=db1 port=6000\n", "server_url", "[databases] b points at db1:6000, [databases] a at db1:5432"},
+		{"[databases]\nbar = host=db1 dbname=baz\n", "server_url", "[databases] bar: dbname=baz renames the database"},
+		{"[databases]\n* = host=db1 dbname=baz\n", "server_url", "[databases] *: dbname=baz renames the database"},
+		{"[databases]\na = host=db1,db2\n", "server_url", "[databases] a: host=db1,db2 lists several hosts"},
+		{"[databases]\na = host=db1 password=x\nb = host=db1 password=y\n", "server_url", "[databases] b and [databases] a have different passwords"},
+		{"[databases]\na = host='db1\n", "server_url", "[databases] a = host='db1: a quoted value is not closed"},
+		{"[pgbouncer]\nauth_type = trust\n", "server_url", "no [databases] entry to take the server from"},
+		{base + "pool_mode = session\n[users]\nbob = pool_mode=transaction\n", "pool_mode", "[users] bob: pool_mode=transaction differs from [pgbouncer] pool_mode = session"},
+		{"[databases]\na = host=db1 pool_mode=transaction\n", "pool_mode", "[databases] a: pool_mode=transaction differs from [pgbouncer] pool_mode = session"},
+		{"[databases]\n* = host=db1\n", "auth_file", "auth_type = md5 without auth_file: qprouter takes users from auth_file only (no auth_query)"},
+		{base + "auth_type = hba\n", "auth_file", "auth_type = hba is not supported by qprouter"},
+		{base + "listen_addr = 127.0.0.1,::1\n", "listen", "listen_addr = 127.0.0.1,::1: qprouter listens on one address"},
+		{base + "listen_port = many\n", "listen", "listen_port = many: want a port number"},
+		{base + "default_pool_size = 0\n", "pool_size", "default_pool_size = 0: want a whole number from 1"},
+		{base + "default_pool_size = 5\nmin_pool_size = 6\n", "min_idle", "min_pool_size = 6 is above default_pool_size = 5"},
+		{base + "server_idle_timeout = soon\n", "idle_timeout", "server_idle_timeout = soon: want seconds"},
+		{base + "client_tls_sslmode = require\n", "tls_cert", "client_tls_sslmode = require needs client_tls_cert_file and client_tls_key_file"},
+		{base + "client_tls_sslmode = verify-full\nclient_tls_cert_file = c\nclient_tls_key_file = k\n", "require_tls", "qprouter does not verify client certificates"},
+	} {
+		s := load(t, c.text)
+		err := s.Errors[c.key]
+		if err == nil || !strings.Contains(err.Error(), c.msg) || !strings.HasPrefix(err.Error(), "pgbouncer.ini /") {
+			t.Errorf("%q: %s error %v, want %q", c.text, c.key, err, c.msg)
+		}
+		if _, ok := s.Values[c.key]; ok {
+			t.Errorf("%q: %s both refused and set to %q", c.text, c.key, s.Values[c.key])
+		}
+	}
+}
+
+// Files that cannot be read are errors at once.
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := filepath.Join(dir, "missing.ini")
+	loop := write("loop.ini", "%include "+filepath.Join(dir, "loop.ini")+"\n")
+	for path, msg := range map[string]string{
+		missing: "pgbouncer.ini: open " + missing + ": no such file or directory",
+		write("inc.ini", "[pgbouncer]\n%include "+missing+"\n"): "inc.ini:2: %include: open " + missing,
+		loop: "more than 10 levels of %include",
+		write("nosection.ini", "pool_mode = session\n"): "pool_mode = ... comes before any [section]",
+		write("syntax.ini", "[pgbouncer]\npool_mode session\n"): "delimiter",
+	} {
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", path, err, msg)
+		}
+	}
+}
+
+// %include continues the current section; later keys win; values keep
+// what PgBouncer keeps (no inline comments, no quote removal).
+func TestIncludeAndValues(t *testing.T) {
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "pools.ini")
+	if err := os.WriteFile(inc, []byte("default_pool_size = 7\nmin_pool_size = 2\n[databases]\n'my db' = host=/run/pg port=5433 password='it''s #1'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := load(t, "[pgbouncer]\nauth_type = trust\ndefault_pool_size = 3\n  %include "+inc+"\n[pgbouncer]\nserver_reset_query = SELECT 1 ; # not a comment\nlisten_addr = *\nserver_lifetime = 0\nserver_idle_timeout = 0.5\nquery_wait_timeout = 0\n")
+	for k, v := range map[string]string{
+		"pool_size": "7", "min_idle": "2", "reset_query": "SELECT 1 ; # not a comment", "listen": ":6432",
+		"max_lifetime": "1ns", "idle_timeout": "500ms", "acquire_timeout": "876000h0m0s",
+		"server_url": "postgres://:it%27s%20%231@/?host=%2Frun%2Fpg&port=5433",
+	} {
+		if s.Values[k] != v {
+			t.Errorf("%s = %q, want %q (errors %v)", k, s.Values[k], v, s.Errors)
+		}
+	}
+	cfg, err := pgconn.ParseConfig(s.Values["server_url"])
+	if err != nil || cfg.Host != "/run/pg" || cfg.Port != 5433 || cfg.Password != "it's #1" {
+		t.Errorf("server url %s: %+v %v", s.Values["server_url"], cfg, err)
+	}
+	if w := notes(s, slog.LevelWarn); !strings.Contains(w, "[databases] lists my db and no *: qprouter serves every database of the server") {
+		t.Errorf("warnings:\n%s", w)
+	}
+}
+
+// Unknown keys are one warning; ignored keys set away from PgBouncer's
+// default are one warning each; per-database settings are warned about.
+func TestWarnings(t *testing.T) {
+	s := load(t, base+"frobnicate = 1\nmax_db_connections = 50\nquery_timeout = 0\nreserve_pool_size = 5\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 connect_query='SELECT 1' colour=blue\n[peers]\n1 = host=p1\n[extra]\n")
+	if len(s.Errors) > 0 {
+		t.Fatalf("errors: %v", s.Errors)
+	}
+	w := notes(s, slog.LevelWarn)
+	for _, want := range []string{
+		"unknown keys ignored: [pgbouncer] frobnicate, [databases] x: colour, [extra]",
+		"max_db_connections = 50 ignored: no cap per database",
+		"reserve_pool_size = 5 ignored: there is no reserve pool",
+		"[databases] x: user=app is not forced",
+		"[databases] x: pool_size=5 ignored",
+		"[databases] x: connect_query=SELECT 1 ignored",
+		"[peers] ignored",
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no %q in:\n%s", want, w)
+		}
+	}
+	if strings.Contains(w, "query_timeout") || strings.Count(w, "unknown") != 1 {
+		t.Errorf("warnings:\n%s", w)
+	}
+}
+
+func TestConnString(t *testing.T) {
+	got, err := connString("  host=db1   port=5433 application_name='a b' password='x''y'")
+	if err != nil || got["host"] != "db1" || got["port"] != "5433" || got["application_name"] != "a b" || got["password"] != "x'y" {
+		t.Errorf("%v %v", got, err)
+	}
+	for _, bad := range []string{"host", "host=", "=x", "host='x", "host = ''"} {
+		if _, err := connString(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if got, err := connString(""); err != nil || len(got) != 0 {
+		t.Errorf("empty: %v %v", got, err)
+	}
+}

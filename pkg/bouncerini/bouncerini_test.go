@@ -13,7 +13,7 @@ import (
 
 // Debian's pgbouncer.ini with a [databases] entry, transaction mode and
 // a few changed settings.
-func TestDebianINI(t *testing.T) {
+func TestBouncerDebian(t *testing.T) {
 	s, err := Load("testdata/pgbouncer.ini")
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ const base = "[databases]\n* = host=127.0.0.1 port=5432\n[pgbouncer]\nauth_type 
 
 // What qprouter refuses, by the setting it concerns, with a message
 // naming the key or the [databases] entry.
-func TestRefused(t *testing.T) {
+func TestBouncerRefused(t *testing.T) {
 	for _, c := range []struct{ text, key, msg string }{
 		{base + "pool_mode = statement\n", "pool_mode", "pool_mode = statement: qprouter has no statement mode; use transaction"},
 		{base + "pool_mode = batch\n", "pool_mode", "pool_mode = batch: want session or transaction"},
@@ -123,7 +123,7 @@ func TestRefused(t *testing.T) {
 }
 
 // Files that cannot be read are errors at once.
-func TestLoadErrors(t *testing.T) {
+func TestBouncerLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -133,13 +133,16 @@ func TestLoadErrors(t *testing.T) {
 		return p
 	}
 	missing := filepath.Join(dir, "missing.ini")
+	inc := write("inc.ini", "[pgbouncer]\n%include "+missing+"\n")
 	loop := write("loop.ini", "%include "+filepath.Join(dir, "loop.ini")+"\n")
+	nosection := write("nosection.ini", "pool_mode = session\n")
+	syntax := write("syntax.ini", "[pgbouncer]\npool_mode session\n")
 	for path, msg := range map[string]string{
-		missing: "pgbouncer.ini: open " + missing + ": no such file or directory",
-		write("inc.ini", "[pgbouncer]\n%include "+missing+"\n"): "inc.ini:2: %include: open " + missing,
-		loop: "more than 10 levels of %include",
-		write("nosection.ini", "pool_mode = session\n"): "pool_mode = ... comes before any [section]",
-		write("syntax.ini", "[pgbouncer]\npool_mode session\n"): "delimiter",
+		missing:   "pgbouncer.ini: open " + missing + ": no such file or directory",
+		inc:       "inc.ini:2: %include: open " + missing,
+		loop:      "more than 10 levels of %include",
+		nosection: "pool_mode = ... comes before any [section]",
+		syntax:    "delimiter",
 	} {
 		_, err := Load(path)
 		if err == nil || !strings.Contains(err.Error(), msg) {
@@ -150,7 +153,7 @@ func TestLoadErrors(t *testing.T) {
 
 // %include continues the current section; later keys win; values keep
 // what PgBouncer keeps (no inline comments, no quote removal).
-func TestIncludeAndValues(t *testing.T) {
+func TestBouncerIncludeAndValues(t *testing.T) {
 	dir := t.TempDir()
 	inc := filepath.Join(dir, "pools.ini")
 	if err := os.WriteFile(inc, []byte("default_pool_size = 7\nmin_pool_size = 2\n[databases]\n'my db' = host=/run/pg port=5433 password='it''s #1'\n"), 0o600); err != nil {
@@ -177,7 +180,7 @@ func TestIncludeAndValues(t *testing.T) {
 
 // Unknown keys are one warning; ignored keys set away from PgBouncer's
 // default are one warning each; per-database settings are warned about.
-func TestWarnings(t *testing.T) {
+func TestBouncerWarnings(t *testing.T) {
 	s := load(t, base+"frobnicate = 1\nmax_db_connections = 50\nquery_timeout = 0\nreserve_pool_size = 5\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 connect_query='SELECT 1' colour=blue\n[peers]\n1 = host=p1\n[extra]\n")
 	if len(s.Errors) > 0 {
 		t.Fatalf("errors: %v", s.Errors)
@@ -201,7 +204,7 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
-func TestConnString(t *testing.T) {
+func TestBouncerConnString(t *testing.T) {
 	got, err := connString("  host=db1   port=5433 application_name='a b' password='x''y'")
 	if err != nil || got["host"] != "db1" || got["port"] != "5433" || got["application_name"] != "a b" || got["password"] != "x'y" {
 		t.Errorf("%v %v", got, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/admin"
+	"github.com/qpkit/qpkit/pkg/bouncerini"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/proxy"
@@ -35,6 +36,9 @@ type Options struct {
 	// Ready, when not nil, is told the listening address (tests listen on
 	// port 0).
 	Ready func(addr string)
+	// Notes are logged once when serving starts: what a pgbouncer.ini the
+	// settings came from sets that qprouter ignores, say.
+	Notes []bouncerini.Note
 }
 
 // Server is a configured proxy with its pools and admin API. Create it with New.
@@ -122,6 +126,9 @@ func (s *Server) Reload() error { return s.proxy.Reload() }
 // Config.ShutdownTimeout and returns nil.
 func (s *Server) Serve(ctx context.Context) error {
 	c, log := s.opts.Config, s.log
+	for _, n := range s.opts.Notes {
+		log.Log(ctx, n.Level, n.Msg)
+	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return err

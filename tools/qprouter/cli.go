@@ -12,6 +12,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/qpkit/qpkit/pkg/bouncerini"
 	"github.com/qpkit/qpkit/pkg/cmdline"
 	"github.com/qpkit/qpkit/pkg/proxyserver"
 )
@@ -25,10 +26,12 @@ const (
 
 // cli is the command line. Every flag is also an environment variable and
 // a key of the --config file (the flag name with dashes as underscores);
-// the command line wins over the environment, which wins over the file.
+// the command line wins over the environment, which wins over the file,
+// which wins over the --pgbouncer-ini file, which wins over the defaults.
 type cli struct {
-	Config   kong.ConfigFlag `help:"TOML file with any of these settings (keys as flag names with underscores)." placeholder:"FILE" env:"QPROUTER_CONFIG"`
-	Settings settings        `embed:""`
+	Config       kong.ConfigFlag `help:"TOML file with any of these settings (keys as flag names with underscores)." placeholder:"FILE" env:"QPROUTER_CONFIG"`
+	PgbouncerINI string          `name:"pgbouncer-ini" help:"PgBouncer configuration file to take the settings qprouter shares with PgBouncer from (beneath flags, environment and --config)." placeholder:"FILE" env:"QPROUTER_PGBOUNCER_INI"`
+	Settings     settings        `embed:""`
 }
 
 // settings are the flags of proxyserver.Config, field for field (the
@@ -60,26 +63,45 @@ const description = `A PostgreSQL pooling proxy.
 
 qprouter accepts PostgreSQL clients on --listen, authenticates them (from
 --auth-file, or trusts them), and pools connections to --server-url per
-(database, user). SIGTERM drains and exits 0; SIGHUP reloads pool settings
-and the auth file. Exit codes: 0 ok, 1 could not serve, 2 bad usage.`
+(database, user). --pgbouncer-ini takes the settings of a PgBouncer setup.
+SIGTERM drains and exits 0; SIGHUP reloads pool settings and the auth file.
+Exit codes: 0 ok, 1 could not serve, 2 bad usage.`
 
-// parse reads args (and the config file they name) into checked settings.
-func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, exited bool, code int, err error) {
+// parse reads args (and the files they name) into checked settings, with
+// the notes of a --pgbouncer-ini file to log.
+func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, notes []bouncerini.Note, exited bool, code int, err error) {
 	c := &cli{}
-	_, exited, code, err = cmdline.Parse(c, "qprouter", description, args, stdout, stderr,
-		kong.Configuration(proxyserver.TOMLResolver))
+	config := kong.Configuration(proxyserver.TOMLResolver)
+	kctx, exited, code, err := cmdline.Parse(c, "qprouter", description, args, stdout, stderr, config)
 	if exited || err != nil {
-		return cfg, exited, code, err
+		return cfg, nil, exited, code, err
+	}
+	if c.PgbouncerINI != "" {
+		// Parse again with the file's settings beneath what the first
+		// parse read from flags, environment and --config.
+		b, err := bouncerini.Load(c.PgbouncerINI)
+		if err != nil {
+			return cfg, nil, false, 0, err
+		}
+		layer := cmdline.Beneath(kctx, b.Values, b.Errors)
+		c = &cli{}
+		if _, _, _, err := cmdline.Parse(c, "qprouter", description, args, stdout, stderr, config, kong.Resolvers(layer)); err != nil {
+			return cfg, nil, false, 0, err
+		}
+		if err := layer.Err(); err != nil {
+			return cfg, nil, false, 0, err
+		}
+		notes = b.Notes
 	}
 	cfg = proxyserver.Config(c.Settings)
-	return cfg, false, 0, cfg.Check()
+	return cfg, notes, false, 0, cfg.Check()
 }
 
 // run parses args, serves until ctx ends and returns the exit code. hup
 // delivers reload requests; ready, when not nil, is told the listening
 // address (tests listen on port 0).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal, ready func(addr string)) int {
-	cfg, exited, code, err := parse(args, stdout, stderr)
+	cfg, notes, exited, code, err := parse(args, stdout, stderr)
 	if exited {
 		return code
 	}
@@ -91,9 +113,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		Config: cfg,
 		// A reload rereads the command line's config file (and environment).
 		Load: func() (proxyserver.Config, error) {
-			nc, _, _, err := parse(args, io.Discard, io.Discard)
+			nc, _, _, _, err := parse(args, io.Discard, io.Discard)
 			return nc, err
 		},
+		Notes: notes,
 		Logs:  stderr,
 		Hup:   hup,
 		Ready: ready,

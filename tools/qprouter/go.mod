@@ -23,6 +23,7 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	gopkg.in/ini.v1 v1.68.0 // indirect
 )
 
 replace github.com/qpkit/qpkit/pkg => ../../pkg

@@ -375,12 +375,12 @@ func (p *Proxy) Reload() error {
 type PoolStat struct {
 	Database, User string
 	Mode           string
-	Size           int // the configured maximum
-	Active         int // server connections handed out
-	Idle           int // server connections in the pool
-	Waiting        int // clients waiting for a connection
-	Clients        int // clients of the pool
-	Paused         bool
+	Size           int  // the configured maximum
+	Active         int  // server connections handed out
+	Idle           int  // server connections in the pool
+	Waiting        int  // clients waiting for a connection
+	Clients        int  // clients of the pool
+	Paused         bool // by PausePool, or by Pause and not resumed by ResumePool
 }
 
 // Pools returns every pool's state.

@@ -12,6 +12,15 @@ import (
 // DefaultMaxMessage is the body bound NewFramer uses when given 0 or less.
 const DefaultMaxMessage = 1 << 20
 
+// LargeMessage is PostgreSQL's own bound on a client message body (Query,
+// Parse, Bind, CopyData...: MaxAllocSize - 1), for servers that must take
+// whatever PostgreSQL takes.
+const LargeMessage = 0x3fffffff - 1
+
+// keepBuffer is the buffer capacity kept between messages; a larger one,
+// grown for one big message, is dropped before the next.
+const keepBuffer = 1 << 20
+
 // Framer reads regular protocol messages (1 type byte, a 4-byte big-endian
 // length that counts itself, the body) from a stream. It buffers its reader,
 // so once a Framer reads a connection nothing else should.
@@ -19,8 +28,10 @@ const DefaultMaxMessage = 1 << 20
 // A body longer than the bound is an *OversizeError naming the type and the
 // length; nothing is allocated for it and the stream is left just after the
 // header, so the caller should report it and close. The buffer grows to the
-// largest message seen, never beyond the bound. A stream that ends inside a message is io.ErrUnexpectedEOF; one
-// that ends on a message boundary is io.EOF.
+// largest message seen (at most keepBuffer is kept between messages),
+// never beyond the bound, and only as the bytes arrive: a length alone
+// costs no memory. A stream that ends inside a message is
+// io.ErrUnexpectedEOF; one that ends on a message boundary is io.EOF.
 type Framer struct {
 	r   *bufio.Reader
 	max int
@@ -43,6 +54,9 @@ func NewFramer(r io.Reader, maxMessage int) *Framer {
 
 // Next reads the next message. body is valid until the next call to Next.
 func (f *Framer) Next() (typ byte, body []byte, err error) {
+	if cap(f.buf) > keepBuffer {
+		f.buf = make([]byte, 0, 512)
+	}
 	f.buf = f.buf[:5]
 	if _, err := io.ReadFull(f.r, f.buf); err != nil {
 		f.buf = f.buf[:0]
@@ -59,19 +73,22 @@ func (f *Framer) Next() (typ byte, body []byte, err error) {
 		return typ, nil, &OversizeError{Type: typ, Length: n - 4, Max: f.max}
 	}
 	size := 5 + int(n-4)
-	if cap(f.buf) < size {
-		nb := make([]byte, size, min(max(size, 2*cap(f.buf)), 5+f.max))
-		copy(nb, f.buf[:5])
-		f.buf = nb
-	} else {
-		f.buf = f.buf[:size]
-	}
-	if _, err := io.ReadFull(f.r, f.buf[5:]); err != nil {
-		f.buf = f.buf[:0]
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	for len(f.buf) < size {
+		if len(f.buf) == cap(f.buf) {
+			// Grow with what has arrived, doubling, from 64 KiB.
+			nb := make([]byte, len(f.buf), min(max(2*cap(f.buf), 64<<10), size))
+			copy(nb, f.buf)
+			f.buf = nb
 		}
-		return typ, nil, err
+		m, err := io.ReadAtLeast(f.r, f.buf[len(f.buf):min(cap(f.buf), size)], 1)
+		f.buf = f.buf[:len(f.buf)+m]
+		if err != nil {
+			f.buf = f.buf[:0]
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return typ, nil, err
+		}
 	}
 	return typ, f.buf[5:], nil
 }

@@ -120,3 +120,28 @@ func FuzzFramer(f *testing.F) {
 		}
 	})
 }
+
+// A big message is read whole; the buffer grew only with the bytes that
+// came, and is not kept for the next message.
+func TestFramerLargeMessages(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 3<<20)
+	stream := bytes.Join([][]byte{msg('Q', string(big)), msg('S', "")}, nil)
+	f := NewFramer(bytes.NewReader(stream), LargeMessage)
+	typ, body, err := f.Next()
+	if err != nil || typ != 'Q' || !bytes.Equal(body, big) {
+		t.Fatalf("big: %q %d %v", typ, len(body), err)
+	}
+	if typ, _, err := f.Next(); err != nil || typ != 'S' || cap(f.buf) > keepBuffer {
+		t.Fatalf("after big: %q %v, buffer cap %d", typ, err, cap(f.buf))
+	}
+	// A length of 500 MB with 10 bytes behind it allocates next to nothing.
+	hdr := []byte{'Q'}
+	hdr = binary.BigEndian.AppendUint32(hdr, 500<<20)
+	f = NewFramer(bytes.NewReader(append(hdr, "0123456789"...)), LargeMessage)
+	if _, _, err := f.Next(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("cut big message: %v", err)
+	}
+	if cap(f.buf) > 64<<10 {
+		t.Fatalf("a bare length grew the buffer to %d", cap(f.buf))
+	}
+}

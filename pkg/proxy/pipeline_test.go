@@ -2,11 +2,13 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 	"github.com/qpkit/qpkit/pkg/proxy"
 )
@@ -113,9 +115,36 @@ func TestPipelineRaw(t *testing.T) {
 	tx, _ := other.Begin(ctx) // hold one server so s2 may move
 	tx.Exec(ctx, "select 1")
 	defer tx.Rollback(ctx)
-	sd, err := pc.Prepare(ctx, "s2", "select $1::text || 'x'", nil)
-	if err != nil || len(sd.ParamOIDs) != 1 {
-		t.Fatalf("re-prepare/describe: %v %v", sd, err)
+	fe := pc.Frontend()
+	fe.Send(&pgproto3.Describe{ObjectType: 'S', Name: "s2"})
+	fe.Send(&pgproto3.Sync{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var answers []string
+	for {
+		msg, err := pc.ReceiveMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ParameterDescription:
+			answers = append(answers, fmt.Sprintf("params:%d", len(m.ParameterOIDs)))
+		case *pgproto3.RowDescription:
+			answers = append(answers, fmt.Sprintf("columns:%d", len(m.Fields)))
+		case *pgproto3.ErrorResponse:
+			answers = append(answers, "error:"+m.Message)
+		}
+		if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	if got := strings.Join(answers, " "); got != "params:1 columns:1" {
+		t.Fatalf("standalone Describe of s2: %s", got)
+	}
+	// and a second Parse of the name is PostgreSQL's 42P05
+	if _, err := pc.Prepare(ctx, "s2", "select 1", nil); err == nil || !strings.Contains(err.Error(), `prepared statement "s2" already exists (SQLSTATE 42P05)`) {
+		t.Fatalf("Parse of a name in use: %v", err)
 	}
 	res := pc.ExecPrepared(ctx, "s2", [][]byte{[]byte("a")}, nil, nil).Read()
 	if res.Err != nil || string(res.Rows[0][0]) != "ax" {

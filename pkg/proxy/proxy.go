@@ -71,7 +71,9 @@ type Options struct {
 	Auth *pgwire.ServerConfig
 	// MaxClients bounds clients connected at once (0: no limit).
 	MaxClients int
-	// MaxMessage bounds a client message body (default pgwire.DefaultMaxMessage).
+	// MaxMessage bounds a client message body (default
+	// pgwire.LargeMessage, PostgreSQL's own bound; memory grows only as a
+	// message's bytes arrive).
 	MaxMessage int
 	// PreparedPerServer bounds the renamed prepared statements one server
 	// connection keeps in transaction mode (default 256); the least
@@ -138,6 +140,9 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if opts.PreparedPerServer <= 0 {
 		opts.PreparedPerServer = 256
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = pgwire.LargeMessage
 	}
 	if opts.CancelTimeout <= 0 {
 		opts.CancelTimeout = 5 * time.Second

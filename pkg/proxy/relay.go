@@ -3,6 +3,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -107,6 +108,8 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 			}
 		case asParseComplete:
 			_, err = s.cw.Write([]byte{'1', 0, 0, 0, 4})
+		case renameError:
+			_, err = s.cw.Write(s.errBuf)
 		}
 		if err != nil {
 			s.clientFailed(srv)
@@ -204,6 +207,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		if err := want(kParse); err != nil {
 			return 0, false, nil, err
 		}
+		if head.action == renameError {
+			return 0, false, nil, fmt.Errorf("the server accepted %s twice", head.errFrom)
+		}
 		act = head.action
 		s.pop()
 	case '2':
@@ -245,6 +251,10 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		if head == nil {
 			break // an asynchronous error (FATAL at shutdown); the server closes next
+		}
+		if head.kind == kParse && head.action == renameError {
+			act = renameError
+			s.errBuf = appendMsg(s.errBuf[:0], 'E', bytes.ReplaceAll(body, []byte(`"`+head.errFrom+`"`), []byte(`"`+head.errTo+`"`)))
 		}
 		if head.kind == kQuery {
 			if head.code == "" {
@@ -309,6 +319,9 @@ func (s *session) skipToSync() {
 	for len(s.queue) > 0 && s.queue[0].kind != kSync {
 		e := s.queue[0]
 		switch {
+		case e.kind == kParse && e.unnamed:
+			// failed or skipped: the server's unnamed statement is not the client's
+			s.unnamedValid, s.unnamedLive = false, false
 		case e.kind == kParse && e.stmt != nil:
 			s.sst.stmts.Remove(e.stmt.server)
 			if e.action == forward && s.stmts[e.stmt.client] == e.stmt {

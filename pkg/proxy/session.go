@@ -39,6 +39,7 @@ const (
 	forward = iota
 	swallow
 	asParseComplete // a dummy Close answering a Parse the server did not need
+	renameError     // an ErrorResponse naming the server's statement: give the client's name
 )
 
 // entry is one expected answer.
@@ -52,6 +53,9 @@ type entry struct {
 	start  time.Time // Query and Execute: when forwarded
 	rows   int64     // Query: rows so far
 	code   string    // Query: first SQLSTATE
+	// Parse: the server name to replace by the client's (renameError)
+	errFrom, errTo string
+	unnamed        bool // Parse of the unnamed statement
 }
 
 // stmt is a client's named prepared statement.
@@ -67,6 +71,9 @@ type stmt struct {
 type serverState struct {
 	stmts   *simplelru.LRU[string, struct{}] // renamed statements it has
 	varsKey string                           // vars.key() of the settings applied
+	// unsure is set once stmts was purged without knowing what the server
+	// dropped: statements parsed there from then on are closed first.
+	unsure bool
 }
 
 // dummyClose is the statement name of a Close sent only for its
@@ -105,15 +112,24 @@ type session struct {
 	stmts      map[string]*stmt
 	unnamed    string
 	unnamedOps []varOp
-	portals    map[string]portal
-	vars       vars
-	pending    []varOp // changes waiting for their transaction to end
-	failed     bool    // an error since the last ReadyForQuery
-	lastCmd    string
-	view       map[string]string // parameter values as the client knows them
-	out        []byte
-	dirty      *pool.Conn // written to, not yet flushed (client goroutine only)
-	answered   bool       // local answered a message since the last Sync (client goroutine only)
+	// unnamedParams is the parameter-type section of the unnamed Parse;
+	// unnamedValid says the client has an unnamed statement (PostgreSQL
+	// drops it at a simple Query), unnamedLive that the current server
+	// has the client's (transaction mode: another client may have
+	// replaced it while the server was away).
+	unnamedParams []byte
+	unnamedValid  bool
+	unnamedLive   bool
+	errBuf        []byte // a rewritten ErrorResponse (renameError), relay goroutine only
+	portals       map[string]portal
+	vars          vars
+	pending       []varOp // changes waiting for their transaction to end
+	failed        bool    // an error since the last ReadyForQuery
+	lastCmd       string
+	view          map[string]string // parameter values as the client knows them
+	out           []byte
+	dirty         *pool.Conn // written to, not yet flushed (client goroutine only)
+	answered      bool       // local answered a message since the last Sync (client goroutine only)
 	// clientCopying is set from CopyInResponse until the client's
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
@@ -415,6 +431,7 @@ func (s *session) attach(srv *pool.Conn) {
 	s.sst = srv.State.(*serverState)
 	s.done = done
 	s.stopClean = false
+	s.unnamedLive = false
 	s.mu.Unlock()
 	go s.serverLoop(srv, prev, done, initial)
 }
@@ -492,6 +509,9 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 	s.answered = false // the server answers from here on
 	out, err := s.plan(typ, body, raw)
 	s.out = out[:0]
+	if cap(s.out) > 1<<20 {
+		s.out = nil // not kept after one big message
+	}
 	s.mu.Unlock()
 	if err != nil || len(out) == 0 {
 		return err
@@ -538,6 +558,12 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 			return false, nil
 		}
 		<-s.done // the last server goroutine has finished writing to the client
+		s.mu.Lock()
+		_, exists := s.stmts[name]
+		s.mu.Unlock()
+		if exists {
+			return false, nil // the server answers 42P05 (plan)
+		}
 		st := newStmt(name, query, params)
 		st.ops = varOps(query)
 		s.mu.Lock()
@@ -612,9 +638,24 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		s.queue = append(s.queue, entry{kind: kQuery, sql: sql, start: now})
-		if s.rename {
-			s.noteSQL(sql)
+		if !s.rename {
+			return append(out, raw...), nil
 		}
+		s.unnamedValid, s.unnamedLive = false, true // a Query drops the unnamed statement
+		if name, ok := deallocateName(sql); ok && s.txStatus != 'E' {
+			if st := s.stmts[name]; st != nil {
+				// The server knows it by its server name: make sure it has
+				// it, then deallocate that.
+				e := s.queue[len(s.queue)-1]
+				s.queue = s.queue[:len(s.queue)-1]
+				out = s.ensure(out, st)
+				s.queue = append(s.queue, e)
+				delete(s.stmts, name)
+				s.sst.stmts.Remove(st.server)
+				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
+			}
+		}
+		s.noteSQL(sql)
 		return append(out, raw...), nil
 	case 'F':
 		s.queue = append(s.queue, entry{kind: kQuery, sql: "<function call>", start: now})
@@ -650,14 +691,24 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			s.unnamedOps = nil
 			if s.rename {
 				s.unnamedOps = varOps(query)
+				s.unnamedParams = append(s.unnamedParams[:0], params...)
+				s.unnamedValid, s.unnamedLive = true, true
 			}
 		}
 		if s.rename && pins(query) {
 			s.pinned = true
 		}
 		if !s.rename || name == "" {
-			s.queue = append(s.queue, entry{kind: kParse})
+			s.queue = append(s.queue, entry{kind: kParse, unnamed: name == ""})
 			return append(out, raw...), nil
+		}
+		if old := s.stmts[name]; old != nil {
+			// PostgreSQL refuses a name in use (42P05): have the server
+			// refuse its own name for the statement, reported under the
+			// client's.
+			out = s.ensure(out, old)
+			s.queue = append(s.queue, entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name})
+			return appendParse(out, old.server, query, params), nil
 		}
 		st := newStmt(name, query, params)
 		st.ops = varOps(query)
@@ -669,6 +720,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		}
 		s.cacheOp("miss")
 		out = s.makeRoom(out)
+		out = s.closeFirst(out, st.server)
 		s.sst.stmts.Add(st.server, struct{}{})
 		s.queue = append(s.queue, entry{kind: kParse, stmt: st})
 		return appendParse(out, st.server, query, params), nil
@@ -684,6 +736,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		st := s.stmts[name]
 		if name == "" {
 			s.portals[portalName] = portal{sql: s.unnamed, ops: s.unnamedOps}
+			out = s.ensureUnnamed(out)
 		} else if st != nil {
 			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
 		}
@@ -703,6 +756,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		st := s.stmts[name]
+		if body[0] == 'S' && name == "" {
+			out = s.ensureUnnamed(out)
+		}
 		if !s.rename || body[0] != 'S' || name == "" || st == nil {
 			s.queue = append(s.queue, entry{kind: kDescribe})
 			return append(out, raw...), nil
@@ -744,6 +800,23 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 	return out, bad
 }
 
+// ensureUnnamed gives the current server the client's unnamed statement
+// before a Bind or Describe of it (transaction mode): re-Parsed when the
+// client has one, closed when it has none, so that another client's is
+// never used. The answer is swallowed.
+func (s *session) ensureUnnamed(out []byte) []byte {
+	if !s.rename || s.unnamedLive {
+		return out
+	}
+	s.unnamedLive = true
+	if !s.unnamedValid {
+		s.queue = append(s.queue, entry{kind: kClose, action: swallow})
+		return appendClose(out, 'S', "")
+	}
+	s.queue = append(s.queue, entry{kind: kParse, action: swallow, unnamed: true})
+	return appendParse(out, "", s.unnamed, s.unnamedParams)
+}
+
 // ensure injects a Parse when the server lacks st; its ParseComplete is
 // swallowed.
 func (s *session) ensure(out []byte, st *stmt) []byte {
@@ -753,9 +826,22 @@ func (s *session) ensure(out []byte, st *stmt) []byte {
 	}
 	s.cacheOp("miss")
 	out = s.makeRoom(out)
+	out = s.closeFirst(out, st.server)
 	s.sst.stmts.Add(st.server, struct{}{})
 	s.queue = append(s.queue, entry{kind: kParse, action: swallow, stmt: st})
 	return appendParse(out, st.server, st.query, st.params)
+}
+
+// closeFirst closes name on the server before it is parsed there, when
+// the server may have it although the LRU does not know (after a
+// conservative purge): Close of a missing statement is no error, a Parse
+// of an existing one is 42P05.
+func (s *session) closeFirst(out []byte, name string) []byte {
+	if !s.sst.unsure {
+		return out
+	}
+	s.queue = append(s.queue, entry{kind: kClose, action: swallow})
+	return appendClose(out, 'S', name)
 }
 
 func (s *session) cacheOp(op string) {
@@ -788,11 +874,46 @@ func (s *session) noteSQL(sql string) {
 		s.pending = append(s.pending, ops...)
 	}
 	if containsFold(sql, "discard") || containsFold(sql, "deallocate") {
-		s.sst.stmts.Purge() // conservative: the server may have dropped them all
-		if containsFold(sql, "all") {
+		purge, all := droppedStatements(sql)
+		if purge {
+			// The server may have dropped all its statements, or none.
+			s.sst.stmts.Purge()
+			s.sst.unsure = true
+		}
+		if all {
 			clear(s.stmts)
 		}
 	}
+}
+
+// droppedStatements tells, statement by statement, whether sql may drop
+// the server's prepared statements (purge) and whether it drops all of the
+// client's (DISCARD ALL, DEALLOCATE [PREPARE] ALL). A statement that starts
+// with a comment counts as both when it mentions either word.
+func droppedStatements(sql string) (purge, all bool) {
+	for _, st := range splitStatements(sql) {
+		f := strings.Fields(strings.ToLower(st))
+		if len(f) == 0 {
+			continue
+		}
+		if strings.HasPrefix(f[0], "--") || strings.HasPrefix(f[0], "/*") {
+			if containsFold(st, "discard") || containsFold(st, "deallocate") {
+				purge, all = true, true
+			}
+			continue
+		}
+		if len(f) > 1 && f[1] == "prepare" && f[0] == "deallocate" {
+			f = append(f[:1], f[2:]...)
+		}
+		switch {
+		case len(f) < 2:
+		case f[0] == "discard" && f[1] == "all", f[0] == "deallocate" && f[1] == "all":
+			purge, all = true, true
+		case f[0] == "deallocate" && strings.HasPrefix(strings.Trim(f[1], `"`), "qpr_"):
+			purge = true
+		}
+	}
+	return purge, all
 }
 
 func newStmt(client, query string, params []byte) *stmt {

@@ -33,11 +33,7 @@ var npmScenarios = []string{"pg", "postgres", "large"}
 // npmKnownBugs names the proxy bug that makes a scenario fail through
 // qprouter; the scenario still runs directly but is skipped through the
 // proxy until the bug is fixed.
-var npmKnownBugs = map[string]string{
-	"large": "qprouter bug: client messages over 1 MiB (pgwire.DefaultMaxMessage; PostgreSQL takes up to 1 GB) " +
-		"end the session with FATAL 08P01 \"message type 'B' has a 2097169-byte body, more than the 1048576 allowed\" " +
-		"(or a bare disconnect when the rest of the message is still being sent)",
-}
+var npmKnownBugs = map[string]string{}
 
 func TestNpmClients(t *testing.T) {
 	dir := npmtest.Dir(t, filepath.Join("testdata", "npm"))

@@ -101,7 +101,7 @@ func TestBouncerRefused(t *testing.T) {
 		{"[pgbouncer]\nauth_type = trust\n", "server_url", "no [databases] entry to take the server from"},
 		{base + "pool_mode = session\n[users]\nbob = pool_mode=transaction\n", "pool_mode", "[users] bob: pool_mode=transaction differs from [pgbouncer] pool_mode = session"},
 		{"[databases]\na = host=db1 pool_mode=transaction\n", "pool_mode", "[databases] a: pool_mode=transaction differs from [pgbouncer] pool_mode = session"},
-		{"[databases]\n* = host=db1\n", "auth_file", "auth_type = md5 without auth_file: qprouter takes users from auth_file only (no auth_query)"},
+		{"[databases]\n* = host=db1\n", "auth_file", "auth_type = md5 without auth_file or auth_user"},
 		{base + "auth_type = hba\n", "auth_file", "auth_type = hba is not supported by qprouter"},
 		{base + "listen_addr = 127.0.0.1,::1\n", "listen", "listen_addr = 127.0.0.1,::1: qprouter listens on one address"},
 		{base + "listen_port = many\n", "listen", "listen_port = many: want a port number"},
@@ -216,5 +216,22 @@ func TestBouncerConnString(t *testing.T) {
 	}
 	if got, err := connString(""); err != nil || len(got) != 0 {
 		t.Errorf("empty: %v %v", got, err)
+	}
+}
+
+// auth_user, auth_query and auth_dbname carry over, with or without an
+// auth_file beside them.
+func TestBouncerAuthQuery(t *testing.T) {
+	s := load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = scram-sha-256\nauth_user = pgbouncer\nauth_query = SELECT usename, passwd FROM pgbouncer.get_auth($1)\nauth_dbname = authdb\n")
+	for k, v := range map[string]string{"auth_user": "pgbouncer", "auth_query": "SELECT usename, passwd FROM pgbouncer.get_auth($1)", "auth_dbname": "authdb"} {
+		if s.Values[k] != v {
+			t.Errorf("%s = %q, want %q (errors %v)", k, s.Values[k], v, s.Errors)
+		}
+	}
+	if _, ok := s.Values["auth_file"]; ok || len(s.Errors) > 0 {
+		t.Errorf("values %v, errors %v", s.Values, s.Errors)
+	}
+	if w := notes(s, slog.LevelWarn); strings.Contains(w, "auth_") {
+		t.Errorf("warned about the auth query:\n%s", w)
 	}
 }

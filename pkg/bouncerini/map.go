@@ -263,24 +263,41 @@ func seconds(v string) (time.Duration, error) {
 	return time.Duration(f * float64(time.Second)), nil
 }
 
-// auth maps auth_type and auth_file.
+// auth maps auth_type, auth_file and the auth query (auth_user,
+// auth_query, auth_dbname).
 func (m *mapper) auth(get func(string) (string, bool)) {
 	typ, ok := get("auth_type")
 	if !ok {
 		typ = "md5" // PgBouncer's default
 	}
 	file, _ := get("auth_file")
+	authUser, _ := get("auth_user")
+	query, _ := get("auth_query")
+	dbname, _ := get("auth_dbname")
 	switch t := strings.ToLower(typ); t {
 	case "trust":
 		if file != "" {
 			m.warn("auth_type = trust: every client is trusted and auth_file %s is not read (qprouter's trust does not check user names)", file)
 		}
 	case "md5", "scram-sha-256", "plain":
-		if file == "" {
-			m.refuse("auth_file", "auth_type = %s without auth_file: qprouter takes users from auth_file only (no auth_query); give auth_file (or --auth-file), or set auth_type = trust", typ)
+		if file == "" && authUser == "" {
+			m.refuse("auth_file", "auth_type = %s without auth_file or auth_user: give auth_file (or --auth-file), auth_user for the auth query, or set auth_type = trust", typ)
 			return
 		}
-		m.set("auth_file", file)
+		if file != "" {
+			m.set("auth_file", file)
+		}
+		if authUser != "" {
+			m.set("auth_user", authUser)
+			if query != "" {
+				m.set("auth_query", query)
+			}
+			if dbname != "" {
+				m.set("auth_dbname", dbname)
+			}
+		} else if query != "" || dbname != "" {
+			m.warn("auth_query/auth_dbname without auth_user ignored: PgBouncer also needs auth_user to run the query")
+		}
 		if t == "plain" {
 			m.warn("auth_type = plain: clients authenticate with SCRAM-SHA-256 (md5 for md5 secrets), never with a cleartext password")
 		}
@@ -349,9 +366,6 @@ var ignored = map[string]ignoredKey{
 	"stats_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
 	"unix_socket_dir": {"", "qprouter listens on TCP only (listen_addr), not on a Unix socket; a [databases] entry without host= still connects to the server's socket there", false},
 
-	"auth_query":        {"", "qprouter takes users from auth_file only", false},
-	"auth_user":         {"", "qprouter takes users from auth_file only (no auth_query)", false},
-	"auth_dbname":       {"", "qprouter takes users from auth_file only (no auth_query)", false},
 	"auth_hba_file":     {"", "auth_type = hba is not supported", false},
 	"auth_ident_file":   {"", "auth_type = hba is not supported", false},
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},

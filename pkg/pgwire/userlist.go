@@ -64,6 +64,11 @@ func quotedField(s string) (field, rest string, err error) {
 	return "", "", fmt.Errorf("unterminated quote in %q", s)
 }
 
+// SecretCredential is the Credential for a stored secret, as a user list
+// or pg_authid holds it: md5 hashes authenticate with md5, plaintext
+// passwords and SCRAM verifiers with SCRAM.
+func SecretCredential(secret string) Credential { return userListCredential(secret) }
+
 // userListCredential is the method for a user list secret: md5 hashes
 // authenticate with md5, plaintext and SCRAM verifiers with SCRAM.
 func userListCredential(secret string) Credential {

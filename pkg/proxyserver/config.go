@@ -27,7 +27,10 @@ type Config struct {
 	MaxLifetime       time.Duration `toml:"max_lifetime"`        // close server connections this old when they come back
 	HealthCheckAfter  time.Duration `toml:"health_check_after"`  // check a server connection idle this long before handing it out
 	ResetQuery        string        `toml:"reset_query"`         // run when a session-mode or pinned client leaves
-	AuthFile          string        `toml:"auth_file"`           // pgbouncer userlist.txt; "": trust every client
+	AuthFile          string        `toml:"auth_file"`           // pgbouncer userlist.txt; "": trust every client (unless AuthUser)
+	AuthUser          string        `toml:"auth_user"`           // look users missing from AuthFile up on the server as this user
+	AuthQuery         string        `toml:"auth_query"`          // the lookup, $1 the user name, returning (name, secret); "": DefaultAuthQuery
+	AuthDatabase      string        `toml:"auth_dbname"`         // database the lookup runs in; "": the client's
 	TLSCert           string        `toml:"tls_cert"`            // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
 	TLSKey            string        `toml:"tls_key"`             // PEM private key of TLSCert
 	RequireTLS        bool          `toml:"require_tls"`         // refuse clients that do not use TLS
@@ -63,6 +66,9 @@ func (c *Config) Check() error {
 	}
 	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 {
 		return configError(errors.New("timeouts must be positive"))
+	}
+	if c.AuthUser == "" && (c.AuthQuery != "" || c.AuthDatabase != "") {
+		return configError(errors.New("--auth-query and --auth-dbname need --auth-user, the user the lookup runs as"))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return configError(errors.New("--tls-cert and --tls-key go together"))

@@ -4,6 +4,7 @@ package proxyserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,7 +51,8 @@ type Server struct {
 
 	mu    sync.Mutex
 	cfg   Config
-	users map[string]pgwire.Credential // nil: trust every client
+	users map[string]pgwire.Credential // nil: trust every client (unless authq)
+	authq *authQuery                   // nil: no auth query
 }
 
 // Serve runs a Server from opts until ctx ends, then drains for
@@ -80,6 +82,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.users = users
+	if c.AuthUser != "" {
+		pw := users[c.AuthUser].Plaintext()
+		if s.authq, err = newAuthQuery(c.ServerURL, c.AuthQuery, c.AuthUser, c.AuthDatabase, pw); err != nil {
+			return nil, configError(err)
+		}
+	}
 	if c.Admin != "" {
 		s.admin = s.newAdmin()
 	}
@@ -144,8 +152,11 @@ func (s *Server) Serve(ctx context.Context) error {
 		go hs.Serve(aln)
 		log.Info("admin API listening", "addr", aln.Addr().String())
 	}
-	if _, users := s.get(); users == nil {
+	if _, users := s.get(); users == nil && s.authq == nil {
 		log.Warn("no --auth-file: every client is trusted")
+	}
+	if s.authq != nil {
+		defer s.authq.close()
 	}
 	log.Info("qprouter listening", "addr", ln.Addr().String(), "server", redact(c.ServerURL), "mode", c.PoolMode, "pool_size", c.PoolSize)
 	if s.opts.Ready != nil {
@@ -224,17 +235,24 @@ func (s *Server) poolConfig(string, string) pool.Config {
 	}
 }
 
-// credential is pgwire's Credentials: from the auth file, or trust without one.
-func (s *Server) credential(user, _ string) (pgwire.Credential, error) {
+// credential is pgwire's Credentials: from the auth file, then from the
+// auth query; trust when there is neither.
+func (s *Server) credential(user, database string) (pgwire.Credential, error) {
 	_, users := s.get()
+	if cred, ok := users[user]; ok {
+		return cred, nil
+	}
+	if s.authq != nil {
+		cred, err := s.authq.lookup(context.Background(), user, database)
+		if err != nil && !errors.Is(err, pgwire.ErrUnknownUser) {
+			s.log.Warn("auth query failed", "user", user, "database", database, "err", err)
+		}
+		return cred, err
+	}
 	if users == nil {
 		return pgwire.Credential{Method: pgwire.AuthTrust}, nil
 	}
-	cred, ok := users[user]
-	if !ok {
-		return pgwire.Credential{}, pgwire.ErrUnknownUser
-	}
-	return cred, nil
+	return pgwire.Credential{}, pgwire.ErrUnknownUser
 }
 
 // serverPassword is user's plaintext password from the auth file, to log

@@ -50,6 +50,9 @@ type settings struct {
 	HealthCheckAfter  time.Duration `name:"health-check-after" help:"Check a server connection idle this long before handing it out." default:"30s" env:"QPROUTER_HEALTH_CHECK_AFTER"`
 	ResetQuery        string        `help:"Run on a server connection when a session-mode (or pinned) client leaves." default:"DISCARD ALL" env:"QPROUTER_RESET_QUERY"`
 	AuthFile          string        `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." placeholder:"FILE" env:"QPROUTER_AUTH_FILE"`
+	AuthUser          string        `name:"auth-user" help:"Look clients missing from --auth-file up on the server, connecting as this user (its password from --auth-file or --server-url)." placeholder:"USER" env:"QPROUTER_AUTH_USER"`
+	AuthQuery         string        `name:"auth-query" help:"The lookup: $1 is the user name, the second column the secret (SCRAM verifier or md5 hash). Default: pg_authid's rolpassword (needs a superuser auth user)." placeholder:"SQL" env:"QPROUTER_AUTH_QUERY"`
+	AuthDatabase      string        `name:"auth-dbname" help:"Database the auth query runs in (default: the client's)." placeholder:"DB" env:"QPROUTER_AUTH_DBNAME"`
 	TLSCert           string        `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key); without it SSLRequest is answered 'N'." placeholder:"FILE" env:"QPROUTER_TLS_CERT"`
 	TLSKey            string        `name:"tls-key" help:"PEM private key of --tls-cert." placeholder:"FILE" env:"QPROUTER_TLS_KEY"`
 	RequireTLS        bool          `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`

@@ -8,6 +8,11 @@ require (
 )
 
 require (
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+)
+
+require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -1,4 +1,4 @@
-// Relay: the goroutine reading one server connection's answers and writing them to the client.
+// Relay: reading one server connection's answers and writing them to the client, in the server goroutine or inline.
 
 package proxy
 
@@ -23,17 +23,31 @@ import (
 // previous server's last messages reach the client first.
 func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- struct{}, initial []byte) {
 	defer close(done)
+	defer func() {
+		s.mu.Lock()
+		s.reading = false
+		s.mu.Unlock()
+	}()
 	<-prev
+	s.relay(srv, initial, false)
+}
+
+// relay writes srv's messages to the client. It returns false when srv
+// went back to the pool or either side failed (the client is then
+// closed), and true, inline, once nothing more is expected from srv
+// (ReadyForQuery with nothing outstanding), srv staying the session's.
+func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.p.log.Warn("proxy: relay panicked", "client", s.addr, "panic", r)
 			s.serverFailed(srv, "qprouter: internal error")
+			kept = false
 		}
 	}()
 	if len(initial) > 0 {
 		if _, err := s.cw.Write(initial); err != nil {
 			s.clientFailed(srv)
-			return
+			return false
 		}
 	}
 	var hdr [5]byte
@@ -42,7 +56,7 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 		if srv.R.Buffered() == 0 && s.cw.Buffered() > 0 {
 			if err := s.cw.Flush(); err != nil {
 				s.clientFailed(srv)
-				return
+				return false
 			}
 		}
 		n, err := io.ReadFull(srv.R, hdr[:])
@@ -57,19 +71,19 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 				s.p.log.Debug("proxy: server read", "pid", srv.PID, "err", err)
 				s.serverFailed(srv, "qprouter: server connection lost")
 			}
-			return
+			return false
 		}
 		typ := hdr[0]
 		size := int(binary.BigEndian.Uint32(hdr[1:])) - 4
 		if size < 0 {
 			s.serverFailed(srv, "qprouter: malformed server message")
-			return
+			return false
 		}
 		if typ == 'D' || typ == 'd' {
 			// Rows and COPY data pass through undecoded.
 			if _, err := s.cw.Write(hdr[:]); err != nil {
 				s.clientFailed(srv)
-				return
+				return false
 			}
 			if _, err := io.CopyN(s.cw, srv.R, int64(size)); err != nil {
 				if isClientErr(err) {
@@ -77,7 +91,7 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 				} else {
 					s.serverFailed(srv, "qprouter: server connection lost")
 				}
-				return
+				return false
 			}
 			continue
 		}
@@ -87,7 +101,7 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 		body = body[:size]
 		if _, err := io.ReadFull(srv.R, body); err != nil {
 			s.serverFailed(srv, "qprouter: server connection lost")
-			return
+			return false
 		}
 		s.mu.Lock()
 		act, release, ev, err := s.onServer(typ, body, srv)
@@ -95,7 +109,7 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 		if err != nil {
 			s.p.log.Warn("proxy: out of step with the server", "pid", srv.PID, "err", err)
 			s.serverFailed(srv, "qprouter: "+err.Error())
-			return
+			return false
 		}
 		if ev != nil {
 			s.p.opts.OnQuery(*ev)
@@ -113,12 +127,24 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 		}
 		if err != nil {
 			s.clientFailed(srv)
-			return
+			return false
+		}
+		if inline && (typ == 'G' || typ == 'W') {
+			// COPY FROM STDIN: the server now waits for the client, whose
+			// goroutine must go back to reading it; a reader takes over.
+			if err := s.cw.Flush(); err != nil {
+				s.clientFailed(srv)
+				return false
+			}
+			s.mu.Lock()
+			s.startReader()
+			s.mu.Unlock()
+			return true
 		}
 		if typ == 'Z' {
 			if err := s.cw.Flush(); err != nil {
 				s.clientFailed(srv)
-				return
+				return false
 			}
 			if release {
 				s.cmu.Lock() // a cancel under way is delivered first
@@ -126,7 +152,7 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 				s.wmu.Lock() // the client goroutine's write has returned
 				s.wmu.Unlock()
 				srv.Pool().Release(srv)
-				return
+				return false
 			}
 			s.mu.Lock()
 			draining := s.ending || s.p.isDraining()
@@ -134,6 +160,14 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 			s.mu.Unlock()
 			if draining && idle {
 				s.client.Conn.Close() // Shutdown: the transaction is over
+			}
+			if inline {
+				s.mu.Lock()
+				idle := len(s.queue) == 0
+				s.mu.Unlock()
+				if idle {
+					return true
+				}
 			}
 		}
 	}

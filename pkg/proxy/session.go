@@ -107,8 +107,13 @@ type session struct {
 	txStatus   byte
 	waiting    bool
 	ending     bool
-	stopClean  bool          // the server goroutine stopped on a message boundary
+	stopClean  bool          // the server's answers stopped on a message boundary
 	done       chan struct{} // closed when the current server goroutine ends
+	// reading is set while a server goroutine runs. In transaction mode
+	// there is none until needed: the client goroutine relays the
+	// answers itself (relayInline) when nothing else can come first.
+	reading bool
+	initial []byte // ParameterStatus the client has not seen, sent before srv's answers
 	stmts      map[string]*stmt
 	unnamed    string
 	unnamedOps []varOp
@@ -310,6 +315,7 @@ func (s *session) run() {
 				log.Debug("proxy: server write", "err", err)
 				return
 			}
+			s.relayInline()
 		}
 	}
 }
@@ -425,15 +431,61 @@ func (s *session) attach(srv *pool.Conn) {
 		}
 	}
 	s.mu.Lock()
-	prev := s.done
-	done := make(chan struct{})
 	s.srv = srv
 	s.sst = srv.State.(*serverState)
-	s.done = done
-	s.stopClean = false
+	s.stopClean = true // nothing sent yet
 	s.unnamedLive = false
+	s.initial = initial
+	if !s.rename {
+		s.startReader() // session mode: notifications may come at any time
+	}
 	s.mu.Unlock()
-	go s.serverLoop(srv, prev, done, initial)
+}
+
+// startReader starts the server goroutine for s.srv, with s.mu held; it
+// writes to the client only after the previous one has ended.
+func (s *session) startReader() {
+	prev := s.done
+	done := make(chan struct{})
+	s.done = done
+	s.reading = true
+	s.stopClean = false
+	initial := s.initial
+	s.initial = nil
+	go s.serverLoop(s.srv, prev, done, initial)
+}
+
+// relayInline relays, in transaction mode, the answers to what the client
+// goroutine has just sent, when they end in ReadyForQuery and the server
+// needs nothing more from the client meanwhile; one goroutine then serves
+// the whole round trip. Otherwise (a Flush without Sync, pinned, COPY) the
+// server goroutine takes over until the server goes back.
+func (s *session) relayInline() {
+	s.mu.Lock()
+	srv := s.srv
+	if !s.rename || srv == nil || s.reading || len(s.queue) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	last := s.queue[len(s.queue)-1].kind
+	if (last != kSync && last != kQuery) || s.pinned || s.clientCopying {
+		s.startReader()
+		s.mu.Unlock()
+		return
+	}
+	initial := s.initial
+	s.initial = nil
+	s.mu.Unlock()
+	if !s.relay(srv, initial, true) {
+		return // released, or failed and the client closed
+	}
+	// Still ours: between statements of a transaction nothing comes from
+	// the server unasked, but a pinned or copying client needs a reader.
+	s.mu.Lock()
+	if s.srv == srv && !s.reading && (s.pinned || s.clientCopying || s.txStatus == 'I') {
+		s.startReader()
+	}
+	s.mu.Unlock()
 }
 
 // lockServer returns the session's server with s.mu held, acquiring one

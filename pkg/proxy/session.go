@@ -98,22 +98,22 @@ type session struct {
 	// the server must not go to another client until it has.
 	wmu sync.Mutex
 
-	mu         sync.Mutex
-	srv        *pool.Conn
-	sst        *serverState
-	queue      []entry
-	skipping   bool // the server skips to Sync after an error
-	pinned     bool
-	txStatus   byte
-	waiting    bool
-	ending     bool
-	stopClean  bool          // the server's answers stopped on a message boundary
-	done       chan struct{} // closed when the current server goroutine ends
+	mu        sync.Mutex
+	srv       *pool.Conn
+	sst       *serverState
+	queue     []entry
+	skipping  bool // the server skips to Sync after an error
+	pinned    bool
+	txStatus  byte
+	waiting   bool
+	ending    bool
+	stopClean bool          // the server's answers stopped on a message boundary
+	done      chan struct{} // closed when the current server goroutine ends
 	// reading is set while a server goroutine runs. In transaction mode
 	// there is none until needed: the client goroutine relays the
 	// answers itself (relayInline) when nothing else can come first.
-	reading bool
-	initial []byte // ParameterStatus the client has not seen, sent before srv's answers
+	reading    bool
+	initial    []byte // ParameterStatus the client has not seen, sent before srv's answers
 	stmts      map[string]*stmt
 	unnamed    string
 	unnamedOps []varOp

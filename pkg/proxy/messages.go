@@ -63,21 +63,33 @@ func appendParameterStatus(dst []byte, name, value string) []byte {
 	return appendMsg(dst, 'S', []byte(name), nul, []byte(value), nul)
 }
 
-// errorCode returns the SQLSTATE of an ErrorResponse body.
-func errorCode(body []byte) string {
+// errorSeverity returns the non-localized severity of an ErrorResponse
+// body ('V', PostgreSQL 9.6+), else the 'S' one.
+func errorSeverity(body []byte) string {
+	if v := errorField(body, 'V'); v != "" {
+		return v
+	}
+	return errorField(body, 'S')
+}
+
+// errorField returns one field of an ErrorResponse body.
+func errorField(body []byte, field byte) string {
 	for len(body) > 1 {
 		f := body[0]
 		i := bytes.IndexByte(body[1:], 0)
 		if i < 0 {
 			return ""
 		}
-		if f == 'C' {
+		if f == field {
 			return string(body[1 : 1+i])
 		}
 		body = body[2+i:]
 	}
 	return ""
 }
+
+// errorCode returns the SQLSTATE of an ErrorResponse body.
+func errorCode(body []byte) string { return errorField(body, 'C') }
 
 // tagRows returns the row count of a CommandComplete tag and its command.
 func tagRows(body []byte) (cmd string, rows int64) {

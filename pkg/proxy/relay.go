@@ -188,15 +188,19 @@ func isClientErr(err error) bool {
 	return false
 }
 
-// serverFailed reports a lost server to the client and ends the session.
+// serverFailed reports a lost server to the client (unless the server's
+// own FATAL already did) and ends the session.
 func (s *session) serverFailed(srv *pool.Conn, msg string) {
 	s.mu.Lock()
 	if s.srv == srv {
 		s.srv = nil
 	}
+	told := s.serverFatal
 	s.mu.Unlock()
 	srv.Pool().Discard(srv)
-	s.cw.Write(appendErrorResponse(nil, "FATAL", "08006", msg))
+	if !told {
+		s.cw.Write(appendErrorResponse(nil, "FATAL", "08006", msg))
+	}
 	s.cw.Flush()
 	s.client.Conn.Close()
 }
@@ -280,6 +284,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 	case 'E':
 		code := errorCode(body)
 		s.failed = true
+		if sev := errorSeverity(body); sev == "FATAL" || sev == "PANIC" {
+			s.serverFatal = true
+		}
 		if s.p.log.Enabled(context.Background(), slog.LevelDebug) {
 			s.p.log.Debug("proxy: server error", "client", s.addr, "pid", srv.PID, "code", code, "msg", pool.ParseError(body).Message)
 		}

@@ -130,6 +130,7 @@ type session struct {
 	vars          vars
 	pending       []varOp // changes waiting for their transaction to end
 	failed        bool    // an error since the last ReadyForQuery
+	serverFatal   bool    // the server sent a FATAL (or PANIC): its own last word
 	lastCmd       string
 	view          map[string]string // parameter values as the client knows them
 	out           []byte
@@ -169,14 +170,15 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 	if s.db == "" {
 		s.db = s.user
 	}
+	// PostgreSQL applies the options first, then the other parameters.
+	for k, v := range optionSettings(cl.Startup.Params["options"]) {
+		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
+	}
 	for k, v := range cl.Startup.Params {
 		switch k {
 		case "user", "database", "options", "replication":
 			continue
 		}
-		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
-	}
-	for k, v := range optionSettings(cl.Startup.Params["options"]) {
 		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
 	}
 	return s
@@ -337,7 +339,15 @@ func (s *session) welcome() error {
 		pgwire.WriteError(s.client.Conn, "FATAL", sqlstateOf(err), "qprouter: "+err.Error())
 		return err
 	}
-	if err := s.syncServer(srv); err != nil {
+	if err := s.syncServer(srv, true); err != nil {
+		var se *pool.ServerError
+		if errors.As(err, &se) {
+			// A startup setting the server refuses refuses the login,
+			// as PostgreSQL does (42704 for an unknown name).
+			pl.Release(srv)
+			pgwire.WriteError(s.client.Conn, "FATAL", se.Code, se.Message)
+			return err
+		}
 		pl.Discard(srv)
 		pgwire.WriteError(s.client.Conn, "FATAL", "08006", "qprouter: "+err.Error())
 		return err
@@ -388,8 +398,9 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 }
 
 // syncServer replays the client's settings on srv when they differ from
-// what srv has.
-func (s *session) syncServer(srv *pool.Conn) error {
+// what srv has. A setting the server refuses is logged, or, when strict
+// (the startup), returned as the *pool.ServerError.
+func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 	sst, _ := srv.State.(*serverState)
 	if sst == nil {
 		lru, _ := simplelru.NewLRU[string, struct{}](1<<30, nil)
@@ -408,6 +419,9 @@ func (s *session) syncServer(srv *pool.Conn) error {
 	if errors.As(err, &se) {
 		s.p.log.Debug("proxy: settings replay failed", "err", err)
 		sst.varsKey = "\x00unknown"
+		if strict {
+			return err
+		}
 		return nil
 	}
 	if err != nil {
@@ -513,7 +527,7 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 		if err != nil {
 			return nil, &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
 		}
-		if err := s.syncServer(srv); err != nil {
+		if err := s.syncServer(srv, false); err != nil {
 			pl.Discard(srv)
 			return nil, &clientError{"08006", "qprouter: " + err.Error()}
 		}
@@ -1032,6 +1046,8 @@ func (s *session) end(final *clientError) {
 	clean = clean && s.stopClean && len(s.queue) == 0 && s.txStatus == 'I'
 	pinned := s.pinned
 	s.mu.Unlock()
+	s.cmu.Lock() // a cancel under way is delivered before srv serves anyone else
+	s.cmu.Unlock()
 	if srv != nil {
 		pl := srv.Pool()
 		if !clean {

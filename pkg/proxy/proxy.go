@@ -222,6 +222,7 @@ func (p *Proxy) serveConn(conn net.Conn) {
 	}
 	defer p.nclients.Add(-1)
 	s := newSession(p, cl)
+	defer s.release()
 	p.mu.Lock()
 	if p.draining {
 		p.mu.Unlock()

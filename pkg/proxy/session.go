@@ -84,6 +84,7 @@ type session struct {
 	p      *Proxy
 	client *pgwire.Client
 	fr     *pgwire.Framer
+	br     *bufio.Reader // from the client, under fr
 	cw     *bufio.Writer // to the client; one writer at a time (see done)
 	db     string
 	user   string
@@ -154,8 +155,8 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 	s := &session{
 		p:        p,
 		client:   cl,
-		fr:       pgwire.NewFramer(bufio.NewReaderSize(cl.Conn, 32<<10), p.opts.MaxMessage),
-		cw:       bufio.NewWriterSize(cl.Conn, 32<<10),
+		br:       getReader(cl.Conn),
+		cw:       getWriter(cl.Conn),
 		db:       cl.Startup.Params["database"],
 		user:     cl.Startup.Params["user"],
 		addr:     cl.Conn.RemoteAddr().String(),
@@ -167,6 +168,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		portals:  make(map[string]portal),
 		vars:     make(vars),
 	}
+	s.fr = pgwire.NewFramer(s.br, p.opts.MaxMessage)
 	if s.db == "" {
 		s.db = s.user
 	}
@@ -182,6 +184,34 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
 	}
 	return s
+}
+
+// Client buffers are reused across sessions: a client that connects for
+// one transaction (pgbench -C) would otherwise allocate 64 KiB.
+var (
+	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+	writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
+)
+
+func getReader(c net.Conn) *bufio.Reader {
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(c)
+	return r
+}
+
+func getWriter(c net.Conn) *bufio.Writer {
+	w := writers.Get().(*bufio.Writer)
+	w.Reset(c)
+	return w
+}
+
+// release gives the client buffers back once nothing uses the session.
+func (s *session) release() {
+	s.br.Reset(nil)
+	readers.Put(s.br)
+	s.cw.Reset(nil)
+	writers.Put(s.cw)
+	s.br, s.cw, s.fr = nil, nil, nil
 }
 
 // optionSettings reads the "-c name=value" and "--name=value" settings of

@@ -19,6 +19,7 @@ type Client struct {
 	Conn    net.Conn // a *tls.Conn when Startup.TLS
 	Startup Startup
 	Key     CancelKey // a fresh synthetic key for this client
+	authOK  bool      // AuthenticationOk is still to be sent (DeferAuthOK)
 }
 
 // Accept runs the startup and authentication on conn. It returns the
@@ -80,6 +81,9 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 	if err := authenticate(c, cfg, st); err != nil {
 		return nil, st, err
 	}
+	if cfg.DeferAuthOK {
+		return &Client{Conn: c, Startup: *st, Key: NewCancelKey(), authOK: true}, st, nil
+	}
 	if err := send(c, &pgproto3.AuthenticationOk{}); err != nil {
 		return nil, st, err
 	}
@@ -87,9 +91,14 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 }
 
 // Welcome sends the ParameterStatus messages (in name order), BackendKeyData
-// with c.Key and ReadyForQuery('I'), in one write.
+// with c.Key and ReadyForQuery('I'), in one write, after AuthenticationOk
+// when ServerConfig.DeferAuthOK left it to Welcome.
 func (c *Client) Welcome(params map[string]string) error {
-	msgs := make([]pgproto3.BackendMessage, 0, len(params)+2)
+	msgs := make([]pgproto3.BackendMessage, 0, len(params)+3)
+	if c.authOK {
+		msgs = append(msgs, &pgproto3.AuthenticationOk{})
+		c.authOK = false
+	}
 	for _, name := range slices.Sorted(maps.Keys(params)) {
 		msgs = append(msgs, &pgproto3.ParameterStatus{Name: name, Value: params[name]})
 	}

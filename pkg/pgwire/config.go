@@ -67,6 +67,11 @@ type ServerConfig struct {
 	StartupTimeout time.Duration
 	// MaxStartup bounds the startup packet in bytes (default DefaultMaxStartup).
 	MaxStartup int
+	// DeferAuthOK leaves AuthenticationOk to Client.Welcome, so that it
+	// goes out in the same write (a server that connects per transaction
+	// saves a system call per client). The server must then call Welcome
+	// or WriteError next.
+	DeferAuthOK bool
 }
 
 func (c *ServerConfig) startupTimeout() time.Duration {

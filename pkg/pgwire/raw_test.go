@@ -11,8 +11,10 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -433,5 +435,56 @@ func TestParseSCRAMVerifierRefuses(t *testing.T) {
 		if _, err := parseSCRAMVerifier(s); err == nil {
 			t.Errorf("%q accepted", s)
 		}
+	}
+}
+
+// With DeferAuthOK nothing is written until Welcome, which then starts
+// with AuthenticationOk.
+func TestDeferAuthOK(t *testing.T) {
+	srv, cli := net.Pipe()
+	defer srv.Close()
+	defer cli.Close()
+	cfg := &ServerConfig{DeferAuthOK: true, Credentials: func(string, string) (Credential, error) {
+		return Credential{Method: AuthTrust}, nil
+	}}
+	accepted := make(chan *Client, 1)
+	welcome := make(chan struct{})
+	go func() {
+		cl, _, err := Accept(context.Background(), srv, cfg)
+		if err != nil {
+			t.Error(err)
+			close(accepted)
+			return
+		}
+		accepted <- cl
+		<-welcome
+		if err := cl.Welcome(map[string]string{"server_version": "15"}); err != nil {
+			t.Error(err)
+		}
+	}()
+	fe := pgproto3.NewFrontend(cli, cli)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "u"}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if <-accepted == nil {
+		t.Fatal("not accepted")
+	}
+	cli.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := cli.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("before Welcome the client read %v, want nothing", err)
+	}
+	cli.SetReadDeadline(time.Now().Add(5 * time.Second))
+	close(welcome)
+	var got []string
+	for len(got) < 4 {
+		msg, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%T", msg))
+	}
+	if want := "*pgproto3.AuthenticationOk *pgproto3.ParameterStatus *pgproto3.BackendKeyData *pgproto3.ReadyForQuery"; strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s", got, want)
 	}
 }

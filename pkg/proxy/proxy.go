@@ -138,6 +138,11 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Auth == nil {
 		return nil, errors.New("proxy: Options.Auth is required")
 	}
+	// Every accepted client gets Welcome or an error next: AuthenticationOk
+	// rides with Welcome's write.
+	auth := *opts.Auth
+	auth.DeferAuthOK = true
+	opts.Auth = &auth
 	if opts.PreparedPerServer <= 0 {
 		opts.PreparedPerServer = 256
 	}

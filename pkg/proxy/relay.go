@@ -80,7 +80,27 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			return false
 		}
 		if typ == 'D' || typ == 'd' {
-			// Rows and COPY data pass through undecoded.
+			// Rows and COPY data pass through undecoded: this message and
+			// the complete ones of its type buffered behind it, in one
+			// write, without copying them out of the reader.
+			if srv.R.Buffered() >= size {
+				buf, _ := srv.R.Peek(srv.R.Buffered())
+				n := size
+				for n+5 <= len(buf) && buf[n] == typ {
+					l := int(binary.BigEndian.Uint32(buf[n+1 : n+5]))
+					if l < 4 || n+1+l > len(buf) {
+						break
+					}
+					n += 1 + l
+				}
+				s.cw.Write(hdr[:])
+				if _, err := s.cw.Write(buf[:n]); err != nil {
+					s.clientFailed(srv)
+					return false
+				}
+				srv.R.Discard(n)
+				continue
+			}
 			if _, err := s.cw.Write(hdr[:]); err != nil {
 				s.clientFailed(srv)
 				return false

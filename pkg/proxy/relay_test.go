@@ -1,0 +1,49 @@
+package proxy_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"testing"
+
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// Rows of every size around the relay's 32 KiB read buffer, many small
+// ones forwarded in batches and big ones straddling the buffer, arrive
+// exactly as PostgreSQL sends them.
+func TestRowsAcrossReadBuffer(t *testing.T) {
+	c := pgtest.Shared(t)
+	const q = `select i, repeat(chr(65 + i % 26), (i * 7919) % 70000) from generate_series(1, 3000) i
+		union all select i, 'x' from generate_series(1, 20000) i`
+	sum := func(url string) string {
+		conn := connect(t, url)
+		rows, err := conn.Query(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		h := sha256.New()
+		n := 0
+		for rows.Next() {
+			var i int
+			var s string
+			if err := rows.Scan(&i, &s); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(h, "%d:%s\n", i, s)
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d rows %x", n, h.Sum(nil))
+	}
+	want := sum(c.URL())
+	for _, m := range modes {
+		r := startProxy(t, c, cfg{mode: m, size: 2})
+		if got := sum(r.url("postgres")); got != want {
+			t.Errorf("%v: %s, direct %s", m, got, want)
+		}
+	}
+}

@@ -22,6 +22,11 @@ type Column struct {
 	Type string
 	// NotNull mirrors attnotnull; it becomes NOT NULL in DuckDB.
 	NotNull bool
+	// ElemOID is, for an array of enums or of a domain (TypeOID then being
+	// text[] or the base type's array), the element type OID the server
+	// writes into each array value: the enum's or the domain's own. Zero
+	// otherwise. LookupColumns sets it.
+	ElemOID uint32
 	// AsText says the reader selects this column cast to text (see
 	// SelectExpr), so it is decoded as text and stored as VARCHAR. It is the
 	// explicit, lossless way to copy types that have no exact DuckDB
@@ -59,6 +64,23 @@ var arrayElem = map[uint32]uint32{
 	1021: pgtype.Float4OID, 1022: pgtype.Float8OID, 1014: pgtype.BPCharOID, 1015: pgtype.VarcharOID,
 	1182: pgtype.DateOID, 1183: pgtype.TimeOID, 1115: pgtype.TimestampOID, 1185: pgtype.TimestamptzOID,
 	1187: pgtype.IntervalOID, 1231: pgtype.NumericOID, 2951: pgtype.UUIDOID, 3807: pgtype.JSONBOID,
+	// Off the hand path (see rare.go), and the small scalars beside it.
+	1011: pgtype.XIDOID, 1012: pgtype.CIDOID, 271: pgtype.XID8OID, 791: moneyOID, 1270: pgtype.TimetzOID,
+	143: pgtype.XMLOID, 1041: pgtype.InetOID, 651: pgtype.CIDROID, 1040: pgtype.MacaddrOID, 775: pgtype.Macaddr8OID,
+	1017: pgtype.PointOID, 629: pgtype.LineOID, 1018: pgtype.LsegOID, 1020: pgtype.BoxOID, 1019: pgtype.PathOID,
+	1027: pgtype.PolygonOID, 719: pgtype.CircleOID, 1561: pgtype.BitOID, 1563: pgtype.VarbitOID,
+	3905: pgtype.Int4rangeOID, 3927: pgtype.Int8rangeOID, 3907: pgtype.NumrangeOID, 3913: pgtype.DaterangeOID,
+	3909: pgtype.TsrangeOID, 3911: pgtype.TstzrangeOID, 6150: pgtype.Int4multirangeOID, 6157: pgtype.Int8multirangeOID,
+	6151: pgtype.NummultirangeOID, 6155: pgtype.DatemultirangeOID, 6152: pgtype.TsmultirangeOID,
+	6153: pgtype.TstzmultirangeOID, 1010: pgtype.TIDOID, 3643: pgtype.TSVectorOID, 3645: tsqueryOID,
+	3221: pgLSNOID, 4073: pgtype.JSONPathOID,
+}
+
+// ArrayElem gives the element type of an array type the decoder reads as
+// a DuckDB list; ok is false for any other type.
+func ArrayElem(oid uint32) (elem uint32, ok bool) {
+	elem, ok = arrayElem[oid]
+	return elem, ok
 }
 
 // Kind is how a field is decoded and where its values live in a Vector.
@@ -84,10 +106,13 @@ const (
 	KindTimestampTZ      // Int: as KindTimestamp, in UTC
 	KindInterval         // Int: microseconds; Hi: months<<32 | uint32(days)
 	KindList             // ListOff into Elem
+	KindUint64           // Int, holding the bits of an unsigned 64-bit value (xid8)
+	KindTimeTZ           // Int: microseconds since midnight (local time); Hi: UTC offset in seconds east
 )
 
 var kindNames = [...]string{"invalid", "bool", "int16", "int32", "int64", "float32", "float64",
-	"decimal", "text", "json", "bytes", "uuid", "date", "time", "timestamp", "timestamptz", "interval", "list"}
+	"decimal", "text", "json", "bytes", "uuid", "date", "time", "timestamp", "timestamptz", "interval", "list",
+	"uint64", "timetz"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -105,15 +130,17 @@ func scalarKind(oid uint32) Kind {
 		return KindInt16
 	case pgtype.Int4OID:
 		return KindInt32
-	case pgtype.Int8OID, pgtype.OIDOID:
+	case pgtype.Int8OID, pgtype.OIDOID, pgtype.XIDOID, pgtype.CIDOID:
 		return KindInt64
+	case pgtype.XID8OID:
+		return KindUint64
 	case pgtype.Float4OID:
 		return KindFloat32
 	case pgtype.Float8OID:
 		return KindFloat64
-	case pgtype.NumericOID:
+	case pgtype.NumericOID, moneyOID:
 		return KindDecimal
-	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.QCharOID:
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.QCharOID, pgtype.XMLOID:
 		return KindText
 	case pgtype.JSONOID, pgtype.JSONBOID:
 		return KindJSON
@@ -131,6 +158,11 @@ func scalarKind(oid uint32) Kind {
 		return KindTimestampTZ
 	case pgtype.IntervalOID:
 		return KindInterval
+	case pgtype.TimetzOID:
+		return KindTimeTZ
+	}
+	if _, ok := rareTypes[oid]; ok {
+		return KindText
 	}
 	return KindInvalid
 }
@@ -150,8 +182,16 @@ func numericTypmod(typmod int32) (prec, scale int, ok bool) {
 
 // decimalShape is the DuckDB DECIMAL(width, scale) that holds every value of
 // numeric(prec, scale) exactly: a negative scale widens the integer part, a
-// scale above the precision widens the width.
+// scale above the precision widens the width. A money column (or money[])
+// is DECIMAL(19, s), s being the scale LookupColumns put in its TypMod.
 func decimalShape(c Column) (width, scale int, err error) {
+	if c.TypeOID == moneyOID || c.TypeOID == moneyArrayOID {
+		_, s, ok := numericTypmod(c.TypMod)
+		if !ok || s < 0 || s > 10 {
+			return 0, 0, fmt.Errorf("column %s: %s needs the scale of the session's lc_monetary in its TypMod (LookupColumns sets it)", QuoteIdent(c.Name), typeText(c))
+		}
+		return moneyDigits, s, nil
+	}
 	prec, s, ok := numericTypmod(c.TypMod)
 	if !ok {
 		return 0, 0, fmt.Errorf("column %s: unconstrained %s has no exact DuckDB type (DECIMAL holds at most 38 digits at a fixed scale); give it a precision and scale, or copy it as text (Column.AsText)", QuoteIdent(c.Name), typeText(c))
@@ -180,14 +220,19 @@ func typeText(c Column) string {
 type plan struct {
 	kind    Kind
 	elem    Kind   // element kind of a list
-	elemOID uint32 // element type OID of a list
+	elemOID uint32 // element type OID in a list's values
 	bpchar  bool   // strip trailing spaces
 	jsonb   bool   // skip the version byte
-	oid     bool   // unsigned 32-bit
+	oid     bool   // unsigned 32-bit (oid, xid, cid)
 	char1   bool   // "char": one raw byte
 	prec    int    // decimal width
 	scale   int    // decimal scale
 	pgScale int    // scale of the PostgreSQL values (may be negative)
+	// valueOID is the type of the values (the element type of a list).
+	valueOID uint32
+	// conv decodes values off the hand path (money and the types in
+	// rareTypes); NewDecoder sets it, one per decoder.
+	conv conv
 }
 
 // planFor checks that the column can be decoded and says how.
@@ -200,6 +245,9 @@ func planFor(c Column) (plan, error) {
 	if e, ok := arrayElem[oid]; ok {
 		p.kind = KindList
 		p.elemOID = e
+		if c.ElemOID != 0 {
+			p.elemOID = c.ElemOID
+		}
 		p.elem = scalarKind(e)
 		oid = e
 	} else {
@@ -208,11 +256,12 @@ func planFor(c Column) (plan, error) {
 			return p, fmt.Errorf("column %s: PostgreSQL type %s is not supported; copy it as text (Column.AsText) or leave the column out", QuoteIdent(c.Name), typeText(c))
 		}
 	}
+	p.valueOID = oid
 	p.bpchar = oid == pgtype.BPCharOID
 	p.jsonb = oid == pgtype.JSONBOID
-	p.oid = oid == pgtype.OIDOID
+	p.oid = oid == pgtype.OIDOID || oid == pgtype.XIDOID || oid == pgtype.CIDOID
 	p.char1 = oid == pgtype.QCharOID
-	if oid == pgtype.NumericOID {
+	if oid == pgtype.NumericOID || oid == moneyOID {
 		w, s, err := decimalShape(c)
 		if err != nil {
 			return p, err

@@ -10,6 +10,8 @@ import (
 	"io"
 	"math"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // signature starts every COPY BINARY stream.
@@ -42,11 +44,19 @@ const (
 // The header is read by the first Next.
 func NewDecoder(r io.Reader, cols []Column) (*Decoder, error) {
 	d := &Decoder{r: r, cols: cols, plans: make([]plan, len(cols)), buf: make([]byte, minBuf)}
+	var m *pgtype.Map // only for types off the hand path; not safe to share between decoders
+	pgMap := func() *pgtype.Map {
+		if m == nil {
+			m = pgtype.NewMap()
+		}
+		return m
+	}
 	for i, c := range cols {
 		p, err := planFor(c)
 		if err != nil {
 			return nil, err
 		}
+		p.conv = newConv(&p, pgMap)
 		d.plans[i] = p
 	}
 	return d, nil

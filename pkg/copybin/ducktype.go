@@ -57,6 +57,10 @@ func kindType(k Kind, p plan) (string, error) {
 		return "TIMESTAMPTZ", nil
 	case KindInterval:
 		return "INTERVAL", nil
+	case KindUint64:
+		return "UBIGINT", nil
+	case KindTimeTZ:
+		return "TIMETZ", nil
 	}
 	return "", fmt.Errorf("no DuckDB type for kind %v", k)
 }

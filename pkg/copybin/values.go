@@ -18,8 +18,15 @@ const (
 
 var errTimestampRange = errors.New("timestamp is outside DuckDB's range (290309-12-22 BC to 294247-01-10 AD)")
 
+// maxTZOffset is the largest UTC offset, in seconds, of a timetz in
+// PostgreSQL and in DuckDB (15:59:59).
+const maxTZOffset = 15*3600 + 59*60 + 59
+
 // decodeValue appends one non-NULL binary value of kind k to v.
 func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
+	if p.conv != nil {
+		return p.conv(v, b)
+	}
 	be := binary.BigEndian
 	switch k {
 	case KindInt32:
@@ -131,6 +138,23 @@ func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
 		}
 		v.Data = append(v.Data, b...)
 		v.Off = append(v.Off, len(v.Data))
+	case KindUint64:
+		if len(b) != 8 {
+			return sizeError(k, len(b), 8)
+		}
+		v.Int = append(v.Int, int64(be.Uint64(b)))
+	case KindTimeTZ:
+		if len(b) != 12 {
+			return sizeError(k, len(b), 12)
+		}
+		// PostgreSQL keeps the zone in seconds west of UTC; DuckDB the
+		// offset east.
+		us, west := int64(be.Uint64(b)), int32(be.Uint32(b[8:]))
+		if us < 0 || us > 86400*1000000 || west < -maxTZOffset || west > maxTZOffset {
+			return fmt.Errorf("timetz of %d microseconds at zone %d s is out of range", us, west)
+		}
+		v.Int = append(v.Int, us)
+		v.Hi = append(v.Hi, -int64(west))
 	default:
 		return fmt.Errorf("no decoder for kind %v", k)
 	}

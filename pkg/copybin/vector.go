@@ -129,7 +129,7 @@ func (v *Vector) appendNull() {
 		if v.Precision > 18 {
 			v.Hi = append(v.Hi, 0)
 		}
-	case KindInterval:
+	case KindInterval, KindTimeTZ:
 		v.Int = append(v.Int, 0)
 		v.Hi = append(v.Hi, 0)
 	default:

@@ -59,6 +59,8 @@ func arrowType(c copybin.Column, k copybin.Kind) (arrow.DataType, error) {
 		return arrow.PrimitiveTypes.Int32, nil
 	case copybin.KindInt64:
 		return arrow.PrimitiveTypes.Int64, nil
+	case copybin.KindUint64:
+		return arrow.PrimitiveTypes.Uint64, nil
 	case copybin.KindFloat32:
 		return arrow.PrimitiveTypes.Float32, nil
 	case copybin.KindFloat64:
@@ -69,7 +71,7 @@ func arrowType(c copybin.Column, k copybin.Kind) (arrow.DataType, error) {
 			return nil, err
 		}
 		return &arrow.Decimal128Type{Precision: int32(w), Scale: int32(s)}, nil
-	case copybin.KindText, copybin.KindJSON, copybin.KindInterval:
+	case copybin.KindText, copybin.KindJSON, copybin.KindInterval, copybin.KindTimeTZ:
 		return arrow.BinaryTypes.String, nil
 	case copybin.KindBytes:
 		return arrow.BinaryTypes.Binary, nil
@@ -85,6 +87,30 @@ func arrowType(c copybin.Column, k copybin.Kind) (arrow.DataType, error) {
 		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, nil
 	}
 	return nil, fmt.Errorf("column %s: no Parquet type for %v", copybin.QuoteIdent(c.Name), k)
+}
+
+// appendTimeTZ writes HH:MM:SS.ffffff+HH:MM:SS, which DuckDB parses
+// exactly (24:00:00 included).
+func appendTimeTZ(b []byte, micros, offset int64) []byte {
+	two := func(b []byte, x int64) []byte { return append(b, byte('0'+x/10), byte('0'+x%10)) }
+	s, us := micros/1000000, micros%1000000
+	b = two(b, s/3600)
+	b = append(b, ':')
+	b = two(b, s/60%60)
+	b = append(b, ':')
+	b = two(b, s%60)
+	b = append(b, '.')
+	b = fmt.Appendf(b, "%06d", us)
+	sign := byte('+')
+	if offset < 0 {
+		sign, offset = '-', -offset
+	}
+	b = append(b, sign)
+	b = two(b, offset/3600)
+	b = append(b, ':')
+	b = two(b, offset/60%60)
+	b = append(b, ':')
+	return two(b, offset%60)
 }
 
 func arrowRecord(schema *arrow.Schema, cols []arrow.Array, n int) arrow.RecordBatch {
@@ -174,7 +200,7 @@ func (ac *arrowColumn) data(v *copybin.Vector, n int) (arrow.ArrayData, error) {
 			dst[i] = int32(x)
 		}
 		vals = memory.NewBufferBytes(ac.vals)
-	case copybin.KindInt64, copybin.KindTime, copybin.KindTimestamp, copybin.KindTimestampTZ:
+	case copybin.KindInt64, copybin.KindTime, copybin.KindTimestamp, copybin.KindTimestampTZ, copybin.KindUint64:
 		vals = memory.NewBufferBytes(asBytes(v.Int[:n]))
 	case copybin.KindFloat32:
 		ac.vals = grow(ac.vals, 4*n)
@@ -226,6 +252,18 @@ func (ac *arrowColumn) data(v *copybin.Vector, n int) (arrow.ArrayData, error) {
 				ac.text = append(ac.text, " days "...)
 				ac.text = strconv.AppendInt(ac.text, v.Int[i], 10)
 				ac.text = append(ac.text, " microseconds"...)
+			}
+			ac.offs = append(ac.offs, int32(len(ac.text)))
+		}
+		return array.NewData(typ, n, []*memory.Buffer{nullBuf, memory.NewBufferBytes(asBytes(ac.offs)), memory.NewBufferBytes(ac.text)}, nil, v.NullCount, 0), nil
+	case copybin.KindTimeTZ:
+		// Parquet's TIME keeps no offset; DuckDB casts this text back to
+		// the exact TIMETZ on load.
+		ac.offs = append(ac.offs[:0], 0)
+		ac.text = ac.text[:0]
+		for i := range n {
+			if !v.Nulls[i] {
+				ac.text = appendTimeTZ(ac.text, v.Int[i], v.Hi[i])
 			}
 			ac.offs = append(ac.offs, int32(len(ac.text)))
 		}

@@ -30,7 +30,8 @@ var wantType = map[copybin.Kind]mapping.Type{
 	copybin.KindUUID: mapping.TypeUUID, copybin.KindDate: mapping.TypeDate,
 	copybin.KindTime: mapping.TypeTime, copybin.KindTimestamp: mapping.TypeTimestamp,
 	copybin.KindTimestampTZ: mapping.TypeTimestampTZ, copybin.KindInterval: mapping.TypeInterval,
-	copybin.KindList: mapping.TypeList,
+	copybin.KindList: mapping.TypeList, copybin.KindUint64: mapping.TypeUBigInt,
+	copybin.KindTimeTZ: mapping.TypeTimeTZ,
 }
 
 func newColumnWriter(c copybin.Column, lt mapping.LogicalType) (columnWriter, error) {
@@ -86,6 +87,14 @@ type interval struct {
 	micros       int64
 }
 
+// timeTZBits is DuckDB's dtime_tz_t: the microseconds in the top 40 bits,
+// then the offset (seconds east) as 57599 - offset in the low 24, so that
+// the bits sort by time, then by offset.
+func timeTZBits(micros, offset int64) uint64 {
+	const maxOffset = 16*60*60 - 1
+	return uint64(micros)<<24 | uint64(maxOffset-offset)
+}
+
 // listEntry is DuckDB's list_entry_t.
 type listEntry struct{ offset, length uint64 }
 
@@ -112,8 +121,13 @@ func (w *columnWriter) write(vec mapping.Vector, at int, src *copybin.Vector, fr
 		for i, v := range src.Int[from : from+n] {
 			dst[i] = int32(v)
 		}
-	case copybin.KindInt64, copybin.KindTime, copybin.KindTimestamp, copybin.KindTimestampTZ:
+	case copybin.KindInt64, copybin.KindTime, copybin.KindTimestamp, copybin.KindTimestampTZ, copybin.KindUint64:
 		copy(unsafe.Slice((*int64)(data), at+n)[at:], src.Int[from:from+n])
+	case copybin.KindTimeTZ:
+		dst := unsafe.Slice((*uint64)(data), at+n)[at:]
+		for i := range n {
+			dst[i] = timeTZBits(src.Int[from+i], src.Hi[from+i])
+		}
 	case copybin.KindFloat32:
 		dst := unsafe.Slice((*float32)(data), at+n)[at:]
 		for i, v := range src.Float[from : from+n] {

@@ -30,8 +30,18 @@ import (
 //	timestamp(tz)          microseconds since the Unix epoch, or infinity/-infinity
 //	interval               "<months> <days> <microseconds>"
 //	text, varchar, uuid, json, jsonb, name, "char"   their text
+//	xid, cid, xid8         decimal
+//	money                  as numeric (money::numeric, at lc_monetary's scale)
+//	timetz                 "<microseconds since midnight, local> <offset east in seconds>"
+//	xml, inet, point, ranges, tsvector, ... (copybin stores PostgreSQL's
+//	output function text)  that text: format('%s', col), which for inet and
+//	                       cidr differs from ::text (that always adds /32)
+//	                       and for xml too (::text keeps a default XML
+//	                       declaration that the output drops)
 //	columns copied as text (copybin.Column.AsText)   PostgreSQL's text output
 //	arrays                 "[" + elements as fields, joined by "," + "]" (flattened)
+//
+// The PostgreSQL side must run with copybin.TextSettings (sessionSetup).
 //
 // renderers returns the PostgreSQL and the DuckDB expression for column c
 // (an identifier already quoted as x).
@@ -39,7 +49,7 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 	if c.AsText { // copied as PostgreSQL's text output
 		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
 	}
-	if elem, ok := arrayElems[c.TypeOID]; ok {
+	if elem, ok := copybin.ArrayElem(c.TypeOID); ok {
 		ec := c
 		ec.TypeOID = elem
 		pe, de, err := renderers(ec, "qpa_e")
@@ -55,12 +65,15 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 	case pgtype.BoolOID:
 		e := fmt.Sprintf("CASE WHEN %s THEN '1' WHEN NOT %[1]s THEN '0' END", x)
 		return e, e, nil
-	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID:
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID, pgtype.XIDOID, pgtype.CIDOID, pgtype.XID8OID:
 		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
-	case pgtype.NumericOID:
+	case pgtype.NumericOID, moneyOID:
 		d := "CAST(" + x + " AS VARCHAR)"
-		return "trim_scale(" + x + ")::text",
+		return "trim_scale(" + x + "::numeric)::text",
 			fmt.Sprintf("CASE WHEN contains(%s, '.') THEN rtrim(rtrim(%[1]s, '0'), '.') ELSE %[1]s END", d), nil
+	case pgtype.TimetzOID:
+		return fmt.Sprintf("(extract(epoch from %s::time) * 1000000)::bigint::text || ' ' || extract(timezone from %[1]s)::int::text", x),
+			fmt.Sprintf("CAST(date_diff('microsecond', TIME '00:00:00', CAST(%s AS TIME)) AS VARCHAR) || ' ' || CAST(date_part('timezone', %[1]s) AS VARCHAR)", x), nil
 	case pgtype.Float4OID, pgtype.Float8OID:
 		return fmt.Sprintf("CASE WHEN %s = 'NaN' THEN 'nan' WHEN %[1]s = 'Infinity' THEN 'inf' WHEN %[1]s = '-Infinity' THEN '-inf' "+
 				"ELSE trim(to_char(%[1]s::float8 + 0, '9.9999999999999999EEEE')) END", x),
@@ -95,8 +108,15 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 				"CAST(datepart('day', %[1]s) AS VARCHAR) || ' ' || "+
 				"CAST(datepart('hour', %[1]s) * 3600000000 + datepart('minute', %[1]s) * 60000000 + datepart('microseconds', %[1]s) AS VARCHAR)", x), nil
 	}
+	if k, _, err := c.Kind(); err == nil && k == copybin.KindText {
+		// A type copybin stores as its output function's text.
+		return fmt.Sprintf("CASE WHEN %s IS NOT NULL THEN format('%%s', %[1]s) END", x), "CAST(" + x + " AS VARCHAR)", nil
+	}
 	return "", "", fmt.Errorf("no checksum rendering for type %s (oid %d)", c.Type, c.TypeOID)
 }
+
+// moneyOID is money's type OID (pgtype has no constant for it).
+const moneyOID = 790
 
 // pgField and duckField make a rendering unambiguous: "<bytes>:<text>", or
 // "N" for NULL.
@@ -106,16 +126,6 @@ func pgField(e string) string {
 
 func duckField(e string) string {
 	return fmt.Sprintf("coalesce(CAST(strlen(%s) AS VARCHAR) || ':' || %[1]s, 'N')", e)
-}
-
-// arrayElems maps the array types of the rendered scalars to their
-// element type.
-var arrayElems = map[uint32]uint32{
-	1000: pgtype.BoolOID, 1001: pgtype.ByteaOID, 1002: pgtype.QCharOID, 1003: pgtype.NameOID, 1016: pgtype.Int8OID,
-	1005: pgtype.Int2OID, 1007: pgtype.Int4OID, 1009: pgtype.TextOID, 1028: pgtype.OIDOID, 199: pgtype.JSONOID,
-	1021: pgtype.Float4OID, 1022: pgtype.Float8OID, 1014: pgtype.BPCharOID, 1015: pgtype.VarcharOID,
-	1182: pgtype.DateOID, 1183: pgtype.TimeOID, 1115: pgtype.TimestampOID, 1185: pgtype.TimestamptzOID,
-	1187: pgtype.IntervalOID, 1231: pgtype.NumericOID, 2951: pgtype.UUIDOID, 3807: pgtype.JSONBOID,
 }
 
 // checksumQueries returns the PostgreSQL and DuckDB queries that yield

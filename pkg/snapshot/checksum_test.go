@@ -24,6 +24,7 @@ func TestChecksumSameInBothEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pg.Close(ctx)
+	mustExecPG(t, pg, sessionSetup)
 	duck, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
@@ -55,11 +56,31 @@ func TestChecksumSameInBothEngines(t *testing.T) {
 		{"text[]", "VARCHAR[]", 1009, []string{`'{"a,b",""}'`}, []string{`['a,b', '']`}},
 		{"float8[]", "DOUBLE[]", 1022, []string{"'{0.1,NaN}'"}, []string{"[0.1::DOUBLE, 'NaN'::DOUBLE]"}},
 		{"jsonb", "VARCHAR", pgtype.JSONBOID, []string{`'{"b": 1, "a": [1, 2]}'`}, []string{`'{"a": [1, 2], "b": 1}'`}},
+		// Off copybin's hand path: the copy holds PostgreSQL's output text,
+		// or the exact DuckDB type.
+		{"inet", "VARCHAR", pgtype.InetOID, []string{"'10.0.0.1'", "'10.0.0.0/8'", "'::1'", "NULL"}, []string{"'10.0.0.1'", "'10.0.0.0/8'", "'::1'", "NULL"}},
+		{"xml", "VARCHAR", pgtype.XMLOID, []string{`'<?xml version="1.0"?><r>é</r>'`}, []string{"'<r>é</r>'"}},
+		{"cidr", "VARCHAR", pgtype.CIDROID, []string{"'10.0.0.1/32'"}, []string{"'10.0.0.1/32'"}},
+		{"point", "VARCHAR", pgtype.PointOID, []string{"'(1e300,-0.5)'"}, []string{"'(1e+300,-0.5)'"}},
+		{"tstzrange", "VARCHAR", pgtype.TstzrangeOID, []string{"'[2020-01-01 10:00+05,)'", "'empty'"}, []string{`'["2020-01-01 05:00:00+00",)'`, "'empty'"}},
+		{"tsquery", "VARCHAR", 3615, []string{"'a & !b'"}, []string{`'''a'' & !''b'''`}},
+		{"money", "DECIMAL(19,2)", 790, []string{"12.34", "'-92233720368547758.08'", "0", "NULL"}, []string{"12.34", "-92233720368547758.08", "0", "NULL"}},
+		{"xid8", "UBIGINT", pgtype.XID8OID, []string{"'18446744073709551615'", "'0'"}, []string{"18446744073709551615", "0"}},
+		{"xid", "BIGINT", pgtype.XIDOID, []string{"'4294967295'"}, []string{"4294967295"}},
+		{"timetz", "TIMETZ", pgtype.TimetzOID, []string{"'12:34:56.789+05:30:15'", "'24:00:00-15:59'", "'00:00:00.000001-00:00:01'"},
+			[]string{"'12:34:56.789+05:30:15'", "'24:00:00-15:59'", "'00:00:00.000001-00:00:01'"}},
+		{"inet[]", "VARCHAR[]", 1041, []string{"'{10.0.0.1,NULL,::1/64}'"}, []string{"['10.0.0.1', NULL, '::1/64']"}},
+		{"money[]", "DECIMAL(19,2)[]", 791, []string{"'{1.50,NULL}'"}, []string{"[1.50, NULL]"}},
+		{"timetz[]", "TIMETZ[]", 1270, []string{"'{12:00+01,NULL}'"}, []string{"['12:00:00+01'::TIMETZ, NULL]"}},
 	}
 	for i, c := range cases {
 		t.Run(c.pgType, func(t *testing.T) {
 			name := fmt.Sprintf("ck%d", i)
-			tb := &table{Schema: "public", Name: name, Cols: []copybin.Column{{Name: "v", TypeOID: c.oid, Type: c.pgType}, {Name: "k", TypeOID: pgtype.Int4OID, Type: "integer"}}}
+			v := copybin.Column{Name: "v", TypeOID: c.oid, Type: c.pgType}
+			if c.oid == 790 || c.oid == 791 {
+				v.TypMod = 19<<16 | 2 + 4 // as LookupColumns reports money in the C locale
+			}
+			tb := &table{Schema: "public", Name: name, Cols: []copybin.Column{v, {Name: "k", TypeOID: pgtype.Int4OID, Type: "integer"}}}
 			var pgRows, duckRows []string
 			for j := range c.pgVals {
 				pgRows = append(pgRows, fmt.Sprintf("(%s, %d)", c.pgVals[j], j))

@@ -46,7 +46,9 @@ func assertUntouched(t *testing.T, tgt string, old []byte) {
 
 func TestFailedRunLeavesTarget(t *testing.T) {
 	url := newSource(t, splitSchema+`
-CREATE TABLE odd (id int, p point);
+CREATE TYPE pair AS (a int, b text);
+CREATE TABLE odd (id int, p pair, ip inet);
+INSERT INTO odd VALUES (1, '(1,x)', '10.0.0.1'), (2, NULL, NULL);
 CREATE TABLE loose (id int, n numeric);
 INSERT INTO loose VALUES (1, 1.50), (2, 12345678901234567890123456789012345678901234567890.5), (3, 'NaN'), (4, NULL);`)
 	tgt, old := previousCopy(t, url)
@@ -58,7 +60,7 @@ INSERT INTO loose VALUES (1, 1.50), (2, 1234567890123456789012345678901234567890
 	}{
 		{"missing table", []string{"small", "nope"}, "public.nope does not exist"},
 		{"missing schema", []string{"ghost.small"}, "ghost.small does not exist"},
-		{"unsupported type", []string{"big", "odd"}, `table public.odd: column "p": PostgreSQL type point is not supported`},
+		{"unsupported type", []string{"big", "odd"}, `table public.odd: column "p": PostgreSQL type pair is not supported`},
 		{"unconstrained numeric", []string{"loose"}, `column "n": unconstrained numeric`},
 		{"named twice", []string{"small", "public.small"}, "named twice"},
 	} {
@@ -83,6 +85,12 @@ INSERT INTO loose VALUES (1, 1.50), (2, 1234567890123456789012345678901234567890
 	var s string
 	if err := db.QueryRow(`SELECT n FROM public.loose WHERE id = 2`).Scan(&s); err != nil || s != "12345678901234567890123456789012345678901234567890.5" {
 		t.Errorf("loose.n copied as %q (%v)", s, err)
+	}
+	// Only the composite fell back to text; inet is copied as its own
+	// output text without the flag.
+	var p, ip string
+	if err := db.QueryRow(`SELECT p, ip FROM public.odd WHERE id = 1`).Scan(&p, &ip); err != nil || p != "(1,x)" || ip != "10.0.0.1" {
+		t.Errorf("odd copied as %q, %q (%v)", p, ip, err)
 	}
 }
 

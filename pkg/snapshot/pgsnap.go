@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/copybin"
 )
 
 // exported is a snapshot held open by the coordinator connection.
@@ -21,8 +22,11 @@ type exported struct {
 }
 
 // sessionSetup disables the timeouts that would kill a long copy or the
-// coordinator's idle transaction.
-const sessionSetup = `SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0; SET lock_timeout = 0`
+// coordinator's idle transaction, and pins the settings text output
+// depends on (copybin.TextSettings: ISO dates, TimeZone UTC, shortest
+// exact floats), so that col::text in the checksum, and in columns read
+// as text, is what the decoder stores whatever the server's defaults.
+const sessionSetup = `SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0; SET lock_timeout = 0; ` + copybin.TextSettings
 
 // exportSnapshot opens the coordinator transaction and exports its
 // snapshot. The transaction must stay open until every reader has imported

@@ -186,8 +186,20 @@ func (p *Pool) Params() map[string]string {
 
 // Acquire returns a healthy connection, waiting at most AcquireTimeout.
 func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	// The common case, an idle connection that needs no check, takes one
+	// lock and no timer.
 	p.mu.Lock()
 	timeout := p.cfg.AcquireTimeout
+	if n := len(p.idle); n > 0 && !p.closed {
+		c := p.idle[n-1]
+		now := time.Now()
+		if now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter {
+			p.idle = p.idle[:n-1]
+			p.active++
+			p.mu.Unlock()
+			return c, nil
+		}
+	}
 	p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -406,7 +406,8 @@ func (s *session) endOfStatement() {
 			return // the transaction goes on
 		case s.txStatus == 'I' && !s.failed && s.lastCmd != "ROLLBACK":
 			s.vars.apply(s.pending)
-			s.sst.varsKey = s.vars.key()
+			s.varsKey = s.vars.key()
+			s.sst.varsKey = s.varsKey
 		}
 		s.pending = s.pending[:0]
 	}

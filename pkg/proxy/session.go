@@ -133,6 +133,7 @@ type session struct {
 	failed        bool    // an error since the last ReadyForQuery
 	serverFatal   bool    // the server sent a FATAL (or PANIC): its own last word
 	lastCmd       string
+	varsKey       string            // vars.key(), kept current with vars
 	view          map[string]string // parameter values as the client knows them
 	out           []byte
 	dirty         *pool.Conn // written to, not yet flushed (client goroutine only)
@@ -183,6 +184,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		}
 		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
 	}
+	s.varsKey = s.vars.key()
 	return s
 }
 
@@ -437,7 +439,7 @@ func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 		sst = &serverState{stmts: lru}
 		srv.State = sst
 	}
-	want := s.vars.key()
+	want := s.varsKey
 	if sst.varsKey == want {
 		return nil
 	}
@@ -722,7 +724,10 @@ func (s *session) flushServer() error {
 // message and which answers to expect.
 func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 	out := s.out[:0]
-	bad := &clientError{"08P01", fmt.Sprintf("qprouter: malformed %q message", typ)}
+	bad := errMalformed[typ]
+	if bad == nil {
+		bad = &clientError{"08P01", fmt.Sprintf("qprouter: malformed %q message", typ)}
+	}
 	if s.skipping && typ != 'S' {
 		return out, nil // the server ignores it until Sync; so do we
 	}
@@ -895,6 +900,16 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 	}
 	return out, bad
 }
+
+// errMalformed are the errors for malformed client messages, made once
+// rather than for every message planned.
+var errMalformed = func() map[byte]*clientError {
+	m := map[byte]*clientError{}
+	for _, typ := range []byte("QPBDECSHFdcf") {
+		m[typ] = &clientError{"08P01", fmt.Sprintf("qprouter: malformed %q message", typ)}
+	}
+	return m
+}()
 
 // ensureUnnamed gives the current server the client's unnamed statement
 // before a Bind or Describe of it (transaction mode): re-Parsed when the

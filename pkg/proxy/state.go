@@ -100,9 +100,9 @@ func varOps(sql string) []varOp {
 func mayChangeVars(sql string) bool {
 	for i := 0; i+3 <= len(sql); i++ {
 		c := sql[i] | 0x20
-		if (c == 's' || c == 'r' || c == 'd') && i+3 <= len(sql) {
-			w := strings.ToLower(sql[i : i+3])
-			if w == "set" || w == "res" || w == "dis" {
+		if c == 's' || c == 'r' || c == 'd' {
+			w := sql[i : i+3]
+			if equalFoldASCII(w, "set") || equalFoldASCII(w, "res") || equalFoldASCII(w, "dis") {
 				return true
 			}
 		}

@@ -137,7 +137,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	for _, n := range s.opts.Notes {
 		log.Log(ctx, n.Level, n.Msg)
 	}
-	ln, err := net.Listen("tcp", c.Listen)
+	// Keepalive on with the system's timings: one setsockopt per client
+	// rather than four (Go's default sets idle, interval and count too).
+	lc := net.ListenConfig{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: -1, Interval: -1, Count: -1}}
+	ln, err := lc.Listen(ctx, "tcp", c.Listen)
 	if err != nil {
 		return err
 	}

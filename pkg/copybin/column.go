@@ -108,6 +108,10 @@ const (
 	KindList             // ListOff into Elem
 	KindUint64           // Int, holding the bits of an unsigned 64-bit value (xid8)
 	KindTimeTZ           // Int: microseconds since midnight (local time); Hi: UTC offset in seconds east
+
+	// kindConv is never a Vector's kind: decodeValue hands such values to
+	// the plan's conv.
+	kindConv Kind = 255
 )
 
 var kindNames = [...]string{"invalid", "bool", "int16", "int32", "int64", "float32", "float64",
@@ -231,14 +235,18 @@ type plan struct {
 	// valueOID is the type of the values (the element type of a list).
 	valueOID uint32
 	// conv decodes values off the hand path (money and the types in
-	// rareTypes); NewDecoder sets it, one per decoder.
+	// rareTypes); NewDecoder sets it, one per decoder, and then sets decode
+	// (or elemDecode for a list) to kindConv.
 	conv conv
+	// decode and elemDecode are the kinds decodeValue switches on for the
+	// column's and a list's element values: kind and elem, or kindConv.
+	decode, elemDecode Kind
 }
 
 // planFor checks that the column can be decoded and says how.
 func planFor(c Column) (plan, error) {
 	if c.AsText {
-		return plan{kind: KindText}, nil
+		return plan{kind: KindText, decode: KindText}, nil
 	}
 	oid := c.TypeOID
 	var p plan
@@ -257,6 +265,7 @@ func planFor(c Column) (plan, error) {
 		}
 	}
 	p.valueOID = oid
+	p.decode, p.elemDecode = p.kind, p.elem
 	p.bpchar = oid == pgtype.BPCharOID
 	p.jsonb = oid == pgtype.JSONBOID
 	p.oid = oid == pgtype.OIDOID || oid == pgtype.XIDOID || oid == pgtype.CIDOID

@@ -56,7 +56,13 @@ func NewDecoder(r io.Reader, cols []Column) (*Decoder, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.conv = newConv(&p, pgMap)
+		if p.conv = newConv(&p, pgMap); p.conv != nil {
+			if p.kind == KindList {
+				p.elemDecode = kindConv
+			} else {
+				p.decode = kindConv
+			}
+		}
 		d.plans[i] = p
 	}
 	return d, nil
@@ -211,7 +217,7 @@ func (d *Decoder) tuple(b *Batch) (need int, err error) {
 		case p.kind == KindList:
 			err = decodeArray(v, p, data)
 		default:
-			err = decodeValue(v, p, p.kind, data)
+			err = decodeValue(v, p, p.decode, data)
 		}
 		if err != nil {
 			d.pos = pos

@@ -189,23 +189,38 @@ func TestDecodeErrors(t *testing.T) {
 func TestRefusedTypes(t *testing.T) {
 	conn := pgConn(t, `DROP TABLE IF EXISTS odd`, `DROP TYPE IF EXISTS odd_pair`,
 		`CREATE TYPE odd_pair AS (a int, b text)`,
-		`CREATE TABLE odd (ok int, "Free" numeric, wide numeric(40,2), pair odd_pair, pairs odd_pair[], rel regclass)`)
+		`CREATE TABLE odd (ok int, "Free" numeric, wide numeric(40,2), pair odd_pair, pairs odd_pair[], rel regclass)`,
+		`INSERT INTO odd VALUES (1, 1.50, 2, '(1,x)', '{"(2,y)"}', 'pg_class')`)
 	cols, err := LookupColumns(context.Background(), conn, "odd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range cols[1:] {
-		_, err := DuckDBType(c)
-		if err == nil || !strings.Contains(err.Error(), QuoteIdent(c.Name)) {
-			t.Errorf("DuckDBType(%s %s): error %v, want one naming the column", c.Name, c.Type, err)
+	var exprs []string
+	for i := range cols {
+		c := &cols[i]
+		if i > 0 {
+			_, err := DuckDBType(*c)
+			if err == nil || !strings.Contains(err.Error(), QuoteIdent(c.Name)) {
+				t.Errorf("DuckDBType(%s %s): error %v, want one naming the column", c.Name, c.Type, err)
+			}
+			if _, err := NewDecoder(nil, []Column{*c}); err == nil {
+				t.Errorf("NewDecoder accepted %s %s", c.Name, c.Type)
+			}
+			c.AsText = true
+			if typ, err := DuckDBType(*c); err != nil || typ != "VARCHAR" {
+				t.Errorf("AsText %s: %q, %v", c.Name, typ, err)
+			}
 		}
-		if _, err := NewDecoder(nil, []Column{c}); err == nil {
-			t.Errorf("NewDecoder accepted %s %s", c.Name, c.Type)
+		exprs = append(exprs, c.SelectExpr())
+	}
+	var got []string
+	_, err = decodeAll(bytes.NewReader(copyBinary(t, conn, "SELECT "+strings.Join(exprs, ", ")+" FROM odd")), cols, 10, func(b *Batch) {
+		for c := range b.Cols {
+			got = append(got, renderValue(&b.Cols[c], 0))
 		}
-		c.AsText = true
-		if typ, err := DuckDBType(c); err != nil || typ != "VARCHAR" {
-			t.Errorf("AsText %s: %q, %v", c.Name, typ, err)
-		}
+	})
+	if want := `1|1.50|2.00|(1,x)|{"(2,y)"}|pg_class`; err != nil || strings.Join(got, "|") != want {
+		t.Errorf("read as text: %q, %v; want %s", got, err, want)
 	}
 }
 

@@ -22,11 +22,9 @@ var errTimestampRange = errors.New("timestamp is outside DuckDB's range (290309-
 // PostgreSQL and in DuckDB (15:59:59).
 const maxTZOffset = 15*3600 + 59*60 + 59
 
-// decodeValue appends one non-NULL binary value of kind k to v.
+// decodeValue appends one non-NULL binary value of kind k to v; k is
+// kindConv for values off the hand path, which p.conv decodes.
 func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
-	if p.conv != nil {
-		return p.conv(v, b)
-	}
 	be := binary.BigEndian
 	switch k {
 	case KindInt32:
@@ -155,6 +153,8 @@ func decodeValue(v *Vector, p *plan, k Kind, b []byte) error {
 		}
 		v.Int = append(v.Int, us)
 		v.Hi = append(v.Hi, -int64(west))
+	case kindConv:
+		return p.conv(v, b)
 	default:
 		return fmt.Errorf("no decoder for kind %v", k)
 	}
@@ -246,7 +246,7 @@ func decodeArray(v *Vector, p *plan, b []byte) error {
 			if l < 0 || int(l) > len(b) {
 				return fmt.Errorf("array: bad element length %d", l)
 			}
-			if err := decodeValue(e, p, p.elem, b[:l]); err != nil {
+			if err := decodeValue(e, p, p.elemDecode, b[:l]); err != nil {
 				return fmt.Errorf("array element %d: %w", i+1, err)
 			}
 			b = b[l:]

@@ -49,6 +49,9 @@ func TestFailedRunLeavesTarget(t *testing.T) {
 CREATE TYPE pair AS (a int, b text);
 CREATE TABLE odd (id int, p pair, ip inet);
 INSERT INTO odd VALUES (1, '(1,x)', '10.0.0.1'), (2, NULL, NULL);
+CREATE EXTENSION hstore;
+CREATE TABLE ext (id int, h hstore);
+INSERT INTO ext VALUES (1, 'a=>1, b=>NULL');
 CREATE TABLE loose (id int, n numeric);
 INSERT INTO loose VALUES (1, 1.50), (2, 12345678901234567890123456789012345678901234567890.5), (3, 'NaN'), (4, NULL);`)
 	tgt, old := previousCopy(t, url)
@@ -61,6 +64,7 @@ INSERT INTO loose VALUES (1, 1.50), (2, 1234567890123456789012345678901234567890
 		{"missing table", []string{"small", "nope"}, "public.nope does not exist"},
 		{"missing schema", []string{"ghost.small"}, "ghost.small does not exist"},
 		{"unsupported type", []string{"big", "odd"}, `table public.odd: column "p": PostgreSQL type pair is not supported`},
+		{"extension type", []string{"ext"}, `table public.ext: column "h": PostgreSQL type hstore is not supported`},
 		{"unconstrained numeric", []string{"loose"}, `column "n": unconstrained numeric`},
 		{"named twice", []string{"small", "public.small"}, "named twice"},
 	} {
@@ -74,7 +78,7 @@ INSERT INTO loose VALUES (1, 1.50), (2, 1234567890123456789012345678901234567890
 	}
 	// With TextFallback, the columns without an exact DuckDB type are
 	// copied as text, and the copy verifies.
-	res, err := Run(ctx, Options{SourceURL: url, Target: tgt, Tables: []string{"loose", "odd"}, TextFallback: true, Verify: true})
+	res, err := Run(ctx, Options{SourceURL: url, Target: tgt, Tables: []string{"loose", "odd", "ext"}, TextFallback: true, Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +95,10 @@ INSERT INTO loose VALUES (1, 1.50), (2, 1234567890123456789012345678901234567890
 	var p, ip string
 	if err := db.QueryRow(`SELECT p, ip FROM public.odd WHERE id = 1`).Scan(&p, &ip); err != nil || p != "(1,x)" || ip != "10.0.0.1" {
 		t.Errorf("odd copied as %q, %q (%v)", p, ip, err)
+	}
+	var h string
+	if err := db.QueryRow(`SELECT h FROM public.ext`).Scan(&h); err != nil || h != `"a"=>"1", "b"=>NULL` {
+		t.Errorf("ext.h copied as %q (%v)", h, err)
 	}
 }
 

@@ -22,7 +22,7 @@ type snapshotCmd struct {
 	Writers      int           `help:"Parallel writers (0: chosen from the CPU count)." default:"0" env:"QPANALYTICS_WRITERS"`
 	Compression  string        `help:"fast (no FSST or dictionary compression of strings: much less writer CPU, a file about 3x larger) or full (every DuckDB method: the smallest file, slower to write)." default:"fast" enum:"full,fast" env:"QPANALYTICS_COMPRESSION"`
 	ScratchDir   string        `help:"Directory for the parquet strategy's files (default: the target's)." env:"QPANALYTICS_SCRATCH_DIR" placeholder:"DIR"`
-	TextFallback bool          `help:"Copy columns with no exact DuckDB type (unconstrained numeric, inet, ...) as text instead of refusing the table." env:"QPANALYTICS_TEXT_FALLBACK"`
+	TextFallback bool          `help:"Copy columns with no exact DuckDB type (unconstrained numeric, composite and extension types, ...) as their PostgreSQL text instead of refusing the table." env:"QPANALYTICS_TEXT_FALLBACK"`
 	Verify       bool          `help:"Check counts and checksums inside the snapshot before replacing the target." env:"QPANALYTICS_VERIFY"`
 	Progress     string        `help:"Progress lines on stderr: auto (when it is a terminal), always or never." default:"auto" enum:"auto,always,never" env:"QPANALYTICS_PROGRESS"`
 	Interval     time.Duration `help:"Progress interval." default:"500ms" env:"QPANALYTICS_PROGRESS_INTERVAL"`

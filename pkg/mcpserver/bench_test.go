@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -175,7 +176,13 @@ const lineitemSQL = `CREATE TABLE IF NOT EXISTS bench_lineitem AS SELECT
 // lineitemHTTP serves run_select over HTTP with caps raised for 100,000
 // lineitem-shaped rows and returns the endpoint's URL.
 func lineitemHTTP(b *testing.B) string {
-	srv, _ := newPoolServer(b, Config{MaxRows: 100000, MaxBytes: 256 << 20}, 1)
+	return lineitemHTTPConfig(b, Config{})
+}
+
+// lineitemHTTPConfig is lineitemHTTP with cfg's other settings.
+func lineitemHTTPConfig(b *testing.B, cfg Config) string {
+	cfg.MaxRows, cfg.MaxBytes = 100000, 256<<20
+	srv, _ := newPoolServer(b, cfg, 1)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.Shared(b).URL()) // the pool is read-only
 	if err != nil {
@@ -204,12 +211,53 @@ func BenchmarkHTTPLineitem100k(b *testing.B) {
 // client: one POST of the JSON-RPC request and one json.Unmarshal of the
 // reply. The difference to BenchmarkHTTPLineitem100k is mcp-go's client.
 func BenchmarkHTTPLineitem100kRawClient(b *testing.B) {
-	url := lineitemHTTP(b)
+	once := rawLineitemCall(b, lineitemHTTP(b))
+	once()
+	timeLoop(b, once)
+}
+
+// BenchmarkHTTPLineitem100kFastPath interleaves, per iteration, the
+// 100,000-row call with the fast path and without it
+// (Config.DisableFastPath), from the minimal client and from mcp-go's, and
+// reports each one's p50 and the p50 of the per-iteration ratios
+// fast/mcp-go.
+func BenchmarkHTTPLineitem100kFastPath(b *testing.B) {
+	fastURL, slowURL := lineitemHTTP(b), lineitemHTTPConfig(b, Config{DisableFastPath: true})
+	mcpgoCall := func(url string) func() {
+		c, err := client.NewStreamableHttpClient(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		startTB(b, c)
+		var req mcp.CallToolRequest
+		req.Params.Name = "run_select"
+		req.Params.Arguments = map[string]any{"sql": "SELECT * FROM bench_lineitem", "max_rows": 100000}
+		return func() {
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil || res.IsError || !strings.HasSuffix(res.Content[0].(mcp.TextContent).Text, "\n(100000 rows)") {
+				b.Fatal(err, res.IsError)
+			}
+		}
+	}
+	steps := []func(){rawLineitemCall(b, fastURL), rawLineitemCall(b, slowURL), mcpgoCall(fastURL), mcpgoCall(slowURL)}
+	lat := interleave(b, steps)
+	b.ReportMetric(p50(lat[0]), "raw-fast-p50-ns")
+	b.ReportMetric(p50(lat[1]), "raw-mcpgo-p50-ns")
+	b.ReportMetric(p50(lat[2]), "client-fast-p50-ns")
+	b.ReportMetric(p50(lat[3]), "client-mcpgo-p50-ns")
+	b.ReportMetric(ratioP50(lat[0], lat[1]), "raw-fast/mcpgo")
+	b.ReportMetric(ratioP50(lat[2], lat[3]), "client-fast/mcpgo")
+	b.ReportMetric(0, "ns/op")
+}
+
+// rawLineitemCall returns one 100,000-row call to url from a minimal
+// client, checked.
+func rawLineitemCall(b *testing.B, url string) func() {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"` + mcp.LATEST_PROTOCOL_VERSION + `",` +
 		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}},` +
 		`"name":"run_select","arguments":{"sql":"SELECT * FROM bench_lineitem","max_rows":100000}}}`
-	once := func() {
+	return func() {
 		req, err := http.NewRequest("POST", url, strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
@@ -241,8 +289,6 @@ func BenchmarkHTTPLineitem100kRawClient(b *testing.B) {
 			b.Fatalf("result ends %q", reply.Result.Content[0].Text[max(0, len(reply.Result.Content[0].Text)-40):])
 		}
 	}
-	once()
-	timeLoop(b, once)
 }
 
 // recorder is mcp-go's in-process transport keeping the bytes of the last
@@ -261,11 +307,12 @@ func (r *recorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest
 }
 
 // BenchmarkOverheadSelect1 interleaves, per iteration, the executor alone,
-// the server's handling of a JSON-RPC tools/call (decode, tool, encode), a
-// do-nothing tool through the same handling (mcp-go's share), and a call
-// through mcp-go's in-process client, so that the noisy machine shifts all
-// four alike. It reports each one's p50 and the p50 of the per-iteration
-// differences over the executor.
+// the server's handling of a JSON-RPC tools/call (decode, tool, encode)
+// through mcp-go's HandleMessage and through the fast path (fastpath.go), a
+// do-nothing tool through HandleMessage (mcp-go's share), and a call
+// through mcp-go's in-process client (which always takes HandleMessage), so
+// that the noisy machine shifts all five alike. It reports each one's p50
+// and the p50 of the per-iteration differences over the executor.
 func BenchmarkOverheadSelect1(b *testing.B) {
 	srv, pool := newPoolServer(b, Config{}, 1)
 	srv.AddTool(mcp.NewTool("noop"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -296,6 +343,7 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 			b.Fatalf("reply %s, %v", out, err)
 		}
 	}
+	fast := fastPathOf(srv)
 	var buf []byte
 	steps := []func(){
 		func() {
@@ -306,6 +354,12 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 			buf = res.Doc
 		},
 		func() { handle(sel) },
+		func() {
+			out, ok := fast.handle(ctx, srv, sel)
+			if !ok || !bytes.Contains(out, []byte(`"result"`)) || bytes.Contains(out, []byte(`"isError":true`)) {
+				b.Fatalf("fast path: %v, reply %s", ok, out)
+			}
+		},
 		func() { handle(noop) },
 		func() {
 			if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
@@ -313,7 +367,75 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 			}
 		},
 	}
-	for _, f := range steps { // warm up
+	lat := interleave(b, steps)
+	diff := func(j int) []time.Duration {
+		d := make([]time.Duration, b.N)
+		for i := range d {
+			d[i] = lat[j][i] - lat[0][i]
+		}
+		return d
+	}
+	b.ReportMetric(p50(lat[0]), "exec-p50-ns")
+	b.ReportMetric(p50(lat[1]), "handle-p50-ns")
+	b.ReportMetric(p50(lat[2]), "fast-p50-ns")
+	b.ReportMetric(p50(lat[3]), "noop-p50-ns")
+	b.ReportMetric(p50(lat[4]), "inproc-p50-ns")
+	b.ReportMetric(p50(diff(1)), "handle-over-exec-p50-ns")
+	b.ReportMetric(p50(diff(2)), "fast-over-exec-p50-ns")
+	b.ReportMetric(p50(diff(4)), "inproc-over-exec-p50-ns")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkTransportsSelect1FastPath interleaves, per iteration, SELECT 1
+// through mcp-go's client over stdio (in-process pipes into serveStdio)
+// and over streamable HTTP, each against a server with the fast path and
+// one without (Config.DisableFastPath), and reports each one's p50 and the
+// p50 of the per-iteration ratios fast/mcp-go.
+func BenchmarkTransportsSelect1FastPath(b *testing.B) {
+	ctx := context.Background()
+	stdioCall := func(cfg Config) func() {
+		srv, _ := newPoolServer(b, cfg, 1)
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		sctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			serveStdio(sctx, srv, fastPathOf(srv), inR, outW, log.New(io.Discard, "", 0))
+		}()
+		b.Cleanup(func() { stop(); inW.Close(); outW.Close(); <-done })
+		return selectCall(b, startTB(b, client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))))
+	}
+	httpCall := func(cfg Config) func() { return selectCall(b, httpBenchClient(b, cfg)) }
+	steps := []func(){stdioCall(Config{}), stdioCall(Config{DisableFastPath: true}),
+		httpCall(Config{}), httpCall(Config{DisableFastPath: true})}
+	lat := interleave(b, steps)
+	b.ReportMetric(p50(lat[0]), "stdio-fast-p50-ns")
+	b.ReportMetric(p50(lat[1]), "stdio-mcpgo-p50-ns")
+	b.ReportMetric(p50(lat[2]), "http-fast-p50-ns")
+	b.ReportMetric(p50(lat[3]), "http-mcpgo-p50-ns")
+	b.ReportMetric(ratioP50(lat[0], lat[1]), "stdio-fast/mcpgo")
+	b.ReportMetric(ratioP50(lat[2], lat[3]), "http-fast/mcpgo")
+	b.ReportMetric(0, "ns/op")
+}
+
+// selectCall returns one checked run_select of SELECT 1 through c.
+func selectCall(b *testing.B, c *client.Client) func() {
+	var req mcp.CallToolRequest
+	req.Params.Name = "run_select"
+	req.Params.Arguments = map[string]any{"sql": "SELECT 1"}
+	return func() {
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// interleave warms every step up, then runs them in turn b.N times and
+// returns each one's latencies.
+func interleave(b *testing.B, steps []func()) [][]time.Duration {
+	for _, f := range steps {
 		f()
 	}
 	lat := make([][]time.Duration, len(steps))
@@ -326,25 +448,24 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	p50 := func(d []time.Duration) float64 {
-		d = slices.Clone(d)
-		slices.Sort(d)
-		return float64(d[len(d)/2].Nanoseconds())
+	return lat
+}
+
+// p50 is the median of d, in nanoseconds.
+func p50(d []time.Duration) float64 {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return float64(d[len(d)/2].Nanoseconds())
+}
+
+// ratioP50 is the median of the per-iteration ratios a[i]/b[i].
+func ratioP50(a, b []time.Duration) float64 {
+	r := make([]float64, len(a))
+	for i := range r {
+		r[i] = float64(a[i]) / float64(b[i])
 	}
-	diff := func(j int) []time.Duration {
-		d := make([]time.Duration, b.N)
-		for i := range d {
-			d[i] = lat[j][i] - lat[0][i]
-		}
-		return d
-	}
-	b.ReportMetric(p50(lat[0]), "exec-p50-ns")
-	b.ReportMetric(p50(lat[1]), "handle-p50-ns")
-	b.ReportMetric(p50(lat[2]), "noop-p50-ns")
-	b.ReportMetric(p50(lat[3]), "inproc-p50-ns")
-	b.ReportMetric(p50(diff(1)), "handle-over-exec-p50-ns")
-	b.ReportMetric(p50(diff(3)), "inproc-over-exec-p50-ns")
-	b.ReportMetric(0, "ns/op")
+	slices.Sort(r)
+	return r[len(r)/2]
 }
 
 // BenchmarkHandleRunSelect1 is the server's own work per call on every

@@ -66,20 +66,24 @@ type HTTPHandler struct {
 // http.Server.Shutdown only waits for calls in flight.
 func (h *HTTPHandler) CloseSessions(ctx context.Context) { h.mcp.CloseSessions(ctx) }
 
-// NewHTTPHandler returns the HTTP handler of s.
+// NewHTTPHandler returns the HTTP handler of s, with the fast path
+// (fastpath_http.go) when New built s.
 func NewHTTPHandler(s *server.MCPServer, opts HTTPOptions) *HTTPHandler {
+	return newHTTPHandler(s, opts, fastPathOf(s))
+}
+
+// newHTTPHandler is NewHTTPHandler with fast as the fast path (nil: none).
+func newHTTPHandler(s *server.MCPServer, opts HTTPOptions, fast *fastPath) *HTTPHandler {
 	mux := http.NewServeMux()
 	streamable := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath(EndpointPath),
-		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			ctx = WithPrincipal(ctx, principal(r.Context()))
-			if r.Header.Get("traceparent") != "" {
-				ctx = tracing.Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
-			}
-			return ctx
-		}),
+		server.WithHTTPContextFunc(httpContext),
 	)
-	mux.Handle(EndpointPath, streamable)
+	if fast != nil {
+		mux.Handle(EndpointPath, &fastHTTP{s: s, f: fast, next: streamable})
+	} else {
+		mux.Handle(EndpointPath, streamable)
+	}
 	if opts.Metrics != nil {
 		mux.Handle("/metrics", opts.Metrics)
 	}
@@ -111,6 +115,16 @@ func NewHTTPHandler(s *server.MCPServer, opts HTTPOptions) *HTTPHandler {
 		}
 		mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})}
+}
+
+// httpContext is a call's context on HTTP: the principal NewHTTPHandler
+// authenticated, and the caller's W3C trace context.
+func httpContext(ctx context.Context, r *http.Request) context.Context {
+	ctx = WithPrincipal(ctx, principal(r.Context()))
+	if r.Header.Get("traceparent") != "" {
+		ctx = tracing.Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	return ctx
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" value.

@@ -122,9 +122,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	cfg.Logger.Info("serving MCP on stdio", "max_rows", cfg.MaxRows, "max_bytes", cfg.MaxBytes,
 		"statement_timeout_ms", cfg.StatementTimeout.Milliseconds(), "pool_size", o.PoolSize)
-	stdio := server.NewStdioServer(srv)
-	stdio.SetErrorLogger(log.New(o.Stderr, "mcpg: ", 0))
-	if err := stdio.Listen(ctx, o.Stdin, o.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+	if err := serveStdio(ctx, srv, fastPathOf(srv), o.Stdin, o.Stdout, log.New(o.Stderr, "mcpg: ", 0)); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

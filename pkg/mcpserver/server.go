@@ -7,11 +7,13 @@
 // Serve is the whole of `mcpg serve`: settings checked, pool, role check,
 // audit log, tracing, then stdio or HTTP until the context ends. Its parts
 // are exported too: New builds an *server.MCPServer from
-// github.com/mark3labs/mcp-go; serve it on stdio with
-// server.NewStdioServer(s).Listen, on streamable HTTP with NewHTTPHandler
-// (bearer token, Origin check), or talk to it in-process with
-// client.NewInProcessClient(s) in tests. CheckRole tells whether the
-// pool's role is more powerful than it should be. See docs/mcpg.md.
+// github.com/mark3labs/mcp-go; serve it on streamable HTTP with
+// NewHTTPHandler (bearer token, Origin check), on stdio with Serve (or
+// server.NewStdioServer(s).Listen, without the fast path), or talk to it
+// in-process with client.NewInProcessClient(s) in tests. A tools/call of
+// the 2026-07-28 protocol skips mcp-go's dispatch (fastpath.go). CheckRole
+// tells whether the pool's role is more powerful than it should be. See
+// docs/mcpg.md.
 package mcpserver
 
 import (
@@ -25,6 +27,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/qpkit/qpkit/pkg/pgexec"
 	"github.com/qpkit/qpkit/pkg/safesql"
@@ -72,6 +75,11 @@ type Config struct {
 	Tracer trace.Tracer
 	// Version is reported to clients at initialize; default "dev".
 	Version string
+	// DisableFastPath serves every message through mcp-go's dispatch,
+	// also the tools/call requests the fast path would answer (see
+	// fastpath.go and docs/mcpg.md, "Fast path"): for comparisons, or to
+	// add tool middleware to the server.
+	DisableFastPath bool
 }
 
 // Limits of Check.
@@ -138,16 +146,26 @@ type handler struct {
 const catalogMaxRows = 1000
 
 // New checks cfg and returns the MCP server with its tools registered.
+// Unless cfg.DisableFastPath, NewHTTPHandler and Serve answer the
+// 2026-07-28 tools/call requests of its tools on the fast path
+// (fastpath.go), which does not run tool middleware: add none to the
+// server (MCPServer.Use) without DisableFastPath.
 func New(cfg Config) (*server.MCPServer, error) {
+	s, _, err := build(cfg)
+	return s, err
+}
+
+// build is New, also returning the tools' handler.
+func build(cfg Config) (*server.MCPServer, *handler, error) {
 	if cfg.Pool == nil {
-		return nil, errors.New("mcpserver: Config.Pool is required")
+		return nil, nil, errors.New("mcpserver: Config.Pool is required")
 	}
 	if err := cfg.Check(); err != nil {
-		return nil, fmt.Errorf("mcpserver: %w", err)
+		return nil, nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	v, err := cfg.validator()
 	if err != nil {
-		return nil, fmt.Errorf("mcpserver: %w", err)
+		return nil, nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	h := &handler{cfg: cfg, validator: v, log: cfg.Logger, run: map[int]*pgexec.Executor{},
 		cursors: newCursorKeys()}
@@ -163,18 +181,26 @@ func New(cfg Config) (*server.MCPServer, error) {
 		StatementTimeout: cfg.StatementTimeout,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("mcpserver: %w", err)
+		return nil, nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	if _, err := h.executor(cfg.MaxRows); err != nil {
-		return nil, fmt.Errorf("mcpserver: %w", err)
+		return nil, nil, fmt.Errorf("mcpserver: %w", err)
 	}
-	s := server.NewMCPServer("mcpg", cfg.Version,
+	s := server.NewMCPServer(serverName, cfg.Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions("Read-only PostgreSQL. Explore with list_schemas, list_tables, describe_table; query with run_select; see plans with explain_query."),
 	)
 	h.register(s)
-	return s, nil
+	if !cfg.DisableFastPath {
+		if err := registerFastPath(s, mcp.Implementation{Name: serverName, Version: cfg.Version}); err != nil {
+			return nil, nil, fmt.Errorf("mcpserver: %w", err)
+		}
+	}
+	return s, h, nil
 }
+
+// serverName is the name the server reports to clients.
+const serverName = "mcpg"
 
 // executor returns run_select's executor for a row limit, building it on
 // first use (at most MaxRows of them exist).

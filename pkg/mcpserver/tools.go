@@ -89,7 +89,10 @@ func (o *outcome) bad(msg string) *mcp.CallToolResult {
 type toolFunc func(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error)
 
 // tool wraps a tool handler with the rate limit, one log record, one
-// audit record and the metrics of each call.
+// audit record and the metrics of each call. The fast path recognises its
+// closures by their code (toolCode), so it must not be inlined.
+//
+//go:noinline
 func (h *handler) tool(name string, fn toolFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,11 +177,26 @@ const lineitemSQL = `CREATE TABLE IF NOT EXISTS bench_lineitem AS SELECT
 // lineitemHTTP serves run_select over HTTP with caps raised for 100,000
 // lineitem-shaped rows and returns the endpoint's URL.
 func lineitemHTTP(b *testing.B) string {
-	return lineitemHTTPConfig(b, Config{})
+	url, _ := lineitemHTTPConfig(b, Config{})
+	return url
 }
 
-// lineitemHTTPConfig is lineitemHTTP with cfg's other settings.
-func lineitemHTTPConfig(b *testing.B, cfg Config) string {
+// serverTimer times each request its handler serves, up to the last byte
+// handed to the connection.
+type serverTimer struct {
+	h    http.Handler
+	last atomic.Int64 // nanoseconds
+}
+
+func (t *serverTimer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t0 := time.Now()
+	t.h.ServeHTTP(w, r)
+	t.last.Store(int64(time.Since(t0)))
+}
+
+// lineitemHTTPConfig is lineitemHTTP with cfg's other settings; the
+// timer has the server's time of the last request.
+func lineitemHTTPConfig(b *testing.B, cfg Config) (string, *serverTimer) {
 	cfg.MaxRows, cfg.MaxBytes = 100000, 256<<20
 	srv, _ := newPoolServer(b, cfg, 1)
 	ctx := context.Background()
@@ -192,9 +208,10 @@ func lineitemHTTPConfig(b *testing.B, cfg Config) string {
 	if _, err := conn.Exec(ctx, lineitemSQL); err != nil {
 		b.Fatal(err)
 	}
-	ts := httptest.NewServer(NewHTTPHandler(srv, HTTPOptions{}))
+	timer := &serverTimer{h: NewHTTPHandler(srv, HTTPOptions{})}
+	ts := httptest.NewServer(timer)
 	b.Cleanup(ts.Close)
-	return ts.URL + EndpointPath
+	return ts.URL + EndpointPath, timer
 }
 
 // BenchmarkHTTPLineitem100k is run_select of 100,000 lineitem-shaped rows
@@ -219,10 +236,12 @@ func BenchmarkHTTPLineitem100kRawClient(b *testing.B) {
 // BenchmarkHTTPLineitem100kFastPath interleaves, per iteration, the
 // 100,000-row call with the fast path and without it
 // (Config.DisableFastPath), from the minimal client and from mcp-go's, and
-// reports each one's p50 and the p50 of the per-iteration ratios
-// fast/mcp-go.
+// reports each one's p50, the p50 of the per-iteration ratios fast/mcp-go,
+// and the server's own time (its handler, request in to last byte out) of
+// each path over both clients' calls.
 func BenchmarkHTTPLineitem100kFastPath(b *testing.B) {
-	fastURL, slowURL := lineitemHTTP(b), lineitemHTTPConfig(b, Config{DisableFastPath: true})
+	fastURL, fastTimer := lineitemHTTPConfig(b, Config{})
+	slowURL, slowTimer := lineitemHTTPConfig(b, Config{DisableFastPath: true})
 	mcpgoCall := func(url string) func() {
 		c, err := client.NewStreamableHttpClient(url)
 		if err != nil {
@@ -239,8 +258,22 @@ func BenchmarkHTTPLineitem100kFastPath(b *testing.B) {
 			}
 		}
 	}
-	steps := []func(){rawLineitemCall(b, fastURL), rawLineitemCall(b, slowURL), mcpgoCall(fastURL), mcpgoCall(slowURL)}
+	var fastServer, slowServer []time.Duration
+	timed := func(f func(), t *serverTimer, d *[]time.Duration) func() {
+		return func() {
+			f()
+			*d = append(*d, time.Duration(t.last.Load()))
+		}
+	}
+	steps := []func(){
+		timed(rawLineitemCall(b, fastURL), fastTimer, &fastServer),
+		timed(rawLineitemCall(b, slowURL), slowTimer, &slowServer),
+		timed(mcpgoCall(fastURL), fastTimer, &fastServer),
+		timed(mcpgoCall(slowURL), slowTimer, &slowServer),
+	}
 	lat := interleave(b, steps)
+	b.ReportMetric(p50(fastServer), "server-fast-p50-ns")
+	b.ReportMetric(p50(slowServer), "server-mcpgo-p50-ns")
 	b.ReportMetric(p50(lat[0]), "raw-fast-p50-ns")
 	b.ReportMetric(p50(lat[1]), "raw-mcpgo-p50-ns")
 	b.ReportMetric(p50(lat[2]), "client-fast-p50-ns")

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
@@ -724,6 +726,44 @@ func TestFastPathOnlyForNew(t *testing.T) {
 		}
 		if len(mcp.ExtractParamHeaderBindings(&st.Tool)) > 0 {
 			t.Errorf("tool %s has parameter headers", name)
+		}
+	}
+}
+
+// TestFastPathServesMCPGoClients: the requests of mcp-go's own client, on
+// stdio and on HTTP, are ones the fast path answers.
+func TestFastPathServesMCPGoClients(t *testing.T) {
+	fs := newFastServer(t, Config{})
+	ctx := context.Background()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serveStdio(sctx, fs.s, fs.f, inR, outW, log.New(io.Discard, "", 0))
+	}()
+	defer func() { stop(); inW.Close(); outW.Close(); <-done }()
+	ts := httptest.NewServer(NewHTTPHandler(fs.s, HTTPOptions{}))
+	defer ts.Close()
+	hc, err := client.NewStreamableHttpClient(ts.URL + EndpointPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*client.Client{
+		"stdio": client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader("")))),
+		"http":  hc,
+	} {
+		c = start(t, c)
+		before := fs.f.served.Load()
+		var req mcp.CallToolRequest
+		req.Params.Name = "run_select"
+		req.Params.Arguments = map[string]any{"sql": "SELECT 1"}
+		if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		if fs.f.served.Load() != before+1 {
+			t.Errorf("%s: mcp-go's client's call did not take the fast path", name)
 		}
 	}
 }

@@ -25,6 +25,7 @@ type serveCmd struct {
 	StrictRole          bool     `name:"strict-role" env:"MCPG_STRICT_ROLE" help:"Refuse to start (exit 2) when the role is a superuser or in pg_read_server_files, pg_write_server_files or pg_execute_server_program; otherwise that is a warning. With it, an unreachable database at start-up is a failure (exit 3) instead of a warning."`
 	FenceResults        bool     `name:"fence-results" env:"MCPG_FENCE_RESULTS" help:"Wrap run_select results in <untrusted-data id=RANDOM> markers with a note that they are data, not instructions (default: off)."`
 	AllowOrigin         []string `name:"allow-origin" placeholder:"ORIGIN" help:"HTTP: also accept requests with this Origin header (repeatable); loopback origins are always accepted."`
+	NoFastPath          bool     `name:"no-fast-path" env:"MCPG_NO_FAST_PATH" help:"Serve every request through mcp-go's own dispatch, also the tools/call requests of protocol 2026-07-28 that mcpg otherwise answers itself; slower, for comparisons or as a way out (default: off)."`
 }
 
 // Run serves MCP on stdin/stdout until stdin closes or ctx ends, or with
@@ -51,6 +52,7 @@ func (c *serveCmd) Run(e *env) error {
 			RateLimit:           c.RateLimit,
 			PrincipalRateLimit:  c.PrincipalRateLimit,
 			FenceResults:        c.FenceResults,
+			DisableFastPath:     c.NoFastPath,
 		},
 		DatabaseURL: c.DatabaseURL, PoolSize: c.PoolSize,
 		HTTPAddr: c.HTTP, HTTP: mcpserver.HTTPOptions{Token: c.AuthToken, AllowOrigins: c.AllowOrigin},

@@ -34,6 +34,7 @@ func TestServeHelpShowsDefaults(t *testing.T) {
 		"--allow-function=NAME", "--allow-explain-analyze",
 		"--http=ADDR", "$MCPG_HTTP", "--auth-token=TOKEN", "$MCPG_AUTH_TOKEN", "--allow-origin=ORIGIN",
 		"--audit-log=PATH", "$MCPG_AUDIT_LOG", "--rate-limit=PER_SEC", "$MCPG_RATE_LIMIT",
+		"--no-fast-path", "$MCPG_NO_FAST_PATH",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve --help lacks %q:\n%s", want, out)
@@ -64,12 +65,18 @@ func TestServeUsageErrors(t *testing.T) {
 }
 
 // TestServeStdio runs the test binary as "mcpg serve" and talks MCP to it
-// over its stdin and stdout.
+// over its stdin and stdout, with the fast path and without it.
 func TestServeStdio(t *testing.T) {
+	for _, noFast := range []string{"0", "1"} {
+		t.Run("MCPG_NO_FAST_PATH="+noFast, func(t *testing.T) { testServeStdio(t, "MCPG_NO_FAST_PATH="+noFast) })
+	}
+}
+
+func testServeStdio(t *testing.T, env string) {
 	db := pgtest.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, info := stdioClient(t, ctx, "MCPG_DATABASE_URL="+db.URL(), "MCPG_MAX_ROWS=3")
+	c, info := stdioClient(t, ctx, "MCPG_DATABASE_URL="+db.URL(), "MCPG_MAX_ROWS=3", env)
 	if info.ServerInfo.Name != "mcpg" {
 		t.Errorf("server name %q", info.ServerInfo.Name)
 	}

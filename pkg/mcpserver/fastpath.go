@@ -102,8 +102,9 @@ type fastCall struct {
 }
 
 // recognise decodes msg into c when the fast path can answer it (see the
-// conditions above) and reports whether it can.
-func (f *fastPath) recognise(s *server.MCPServer, msg []byte, c *fastCall) bool {
+// conditions above) and reports whether it can. session is the session
+// the call would run in, nil for HTTP's ephemeral ones.
+func (f *fastPath) recognise(s *server.MCPServer, session server.ClientSession, msg []byte, c *fastCall) bool {
 	if !bytes.Contains(msg, []byte(`"tools/call"`)) {
 		return false
 	}
@@ -173,6 +174,13 @@ func (f *fastPath) recognise(s *server.MCPServer, msg []byte, c *fastCall) bool 
 	if t == nil || t.Tool.Execution != nil || t.Handler == nil ||
 		reflect.ValueOf(t.Handler).Pointer() != toolCode || s.GetHooks() != nil {
 		return false
+	}
+	// A tool of the session's own would win over the server's in mcp-go
+	// (no session of mcp-go v1.2.1's stdio or 2026-07-28 HTTP has any).
+	if st, ok := session.(server.SessionWithTools); ok {
+		if _, own := st.GetSessionTools()[p.Name]; own {
+			return false
+		}
 	}
 	c.tool = *t
 	c.params = params
@@ -329,12 +337,12 @@ func (f *fastPath) textReply(id []byte, text string, isError bool) []byte {
 // call's context as the transport made it (principal, trace context, and
 // the session if it has an ID).
 func (f *fastPath) handle(ctx context.Context, s *server.MCPServer, msg []byte) ([]byte, bool) {
+	session := server.ClientSessionFromContext(ctx)
 	var c fastCall
-	if !f.recognise(s, msg, &c) {
+	if !f.recognise(s, session, msg, &c) {
 		return nil, false
 	}
 	c.req.Header = http.Header{} // what mcp-go gives a request without headers
-	session := server.ClientSessionFromContext(ctx)
 	applyProtocolInfo(session, c.req.Params.Meta)
 	return f.call(ctx, &c, session), true
 }

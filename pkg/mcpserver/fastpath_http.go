@@ -41,7 +41,7 @@ func (h *fastHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var c fastCall
-	if !h.accepts(r) || !h.f.recognise(h.s, body, &c) || !h.headersMatch(r, &c) {
+	if !h.accepts(r) || !h.f.recognise(h.s, nil, body, &c) || !h.headersMatch(r, &c) {
 		h.forward(w, r, body)
 		return
 	}

@@ -109,7 +109,7 @@ func (fr *stdioFront) read(in io.Reader, toMCP *io.PipeWriter) {
 			return
 		}
 		c := new(fastCall)
-		if fr.f.recognise(fr.s, line, c) {
+		if fr.f.recognise(fr.s, fr.session, line, c) {
 			fr.dispatch(c)
 			continue
 		}

@@ -8,21 +8,18 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/npmtest"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
@@ -30,100 +27,12 @@ import (
 // that every MCP client puts in its model's context.
 const maxToolsListTokens = 1500
 
-var (
-	npmOnce sync.Once
-	npmDir  string
-	npmErr  error
-)
-
 // npmPackages returns a directory holding testdata/npm's files and its
-// installed node_modules. It fails the test when node or npm is missing.
+// installed node_modules (pkg/npmtest). It fails the test when node or npm
+// is missing.
 func npmPackages(t *testing.T) string {
 	t.Helper()
-	for _, prog := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			t.Fatalf("the conformance tests need node and npm (node >= 20) on PATH: %s: %v", prog, err)
-		}
-	}
-	npmOnce.Do(func() { npmDir, npmErr = installNPM() })
-	if npmErr != nil {
-		t.Fatal(npmErr)
-	}
-	return npmDir
-}
-
-// installNPM copies testdata/npm into a cache directory keyed by the hash of
-// its files and runs "npm ci" there, unless an earlier run already did.
-func installNPM() (string, error) {
-	src, err := filepath.Abs(filepath.Join("testdata", "npm"))
-	if err != nil {
-		return "", err
-	}
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return "", err
-	}
-	var names []string
-	h := sha256.New()
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	files := map[string][]byte{}
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(src, n))
-		if err != nil {
-			return "", err
-		}
-		files[n] = b
-		fmt.Fprintf(h, "%s %d\n", n, len(b))
-		h.Write(b)
-	}
-	if _, ok := files["package-lock.json"]; !ok {
-		return "", fmt.Errorf("%s has no package-lock.json", src)
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	root := filepath.Join(base, "qpkit-npm")
-	dir := filepath.Join(root, hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
-		return dir, nil
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(root, "tmp-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp) // gone after the rename below
-	for n, b := range files {
-		if err := os.WriteFile(filepath.Join(tmp, n), b, 0o644); err != nil {
-			return "", err
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm ci in %s: %v\n%s", tmp, err, out)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".installed"), nil, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another test process may have installed it meanwhile.
-		if _, serr := os.Stat(filepath.Join(dir, ".installed")); serr != nil {
-			return "", err
-		}
-	}
-	return dir, nil
+	return npmtest.Dir(t, filepath.Join("testdata", "npm"))
 }
 
 // conformanceDB creates a small table for the tool calls.

@@ -3,6 +3,14 @@
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="$REPO/bin"
 
+# Every build and test in scripts/ uses Go's newer encoding/json
+# implementation (encoding/json/v2 under the v1 API). It decodes about 1.7x
+# faster, which is most of what an MCP client spends on a large run_select
+# result (docs/benchmarks.md, "mcpg server"). Code that must match
+# encoding/json byte for byte tests against it at run time, so a plain
+# `go build` without it behaves the same.
+case ",${GOEXPERIMENT:-}," in *,jsonv2,*) ;; *) export GOEXPERIMENT="${GOEXPERIMENT:+$GOEXPERIMENT,}jsonv2" ;; esac
+
 # Tools that must build without cgo (CGO_ENABLED=0).
 PURE_TOOLS="tpchgen pgsandbox perfstat perfhtml qprouter"
 

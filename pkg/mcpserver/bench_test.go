@@ -342,9 +342,10 @@ func (r *recorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest
 // BenchmarkOverheadSelect1 interleaves, per iteration, the executor alone,
 // the server's handling of a JSON-RPC tools/call (decode, tool, encode)
 // through mcp-go's HandleMessage and through the fast path (fastpath.go), a
-// do-nothing tool through HandleMessage (mcp-go's share), and a call
-// through mcp-go's in-process client (which always takes HandleMessage), so
-// that the noisy machine shifts all five alike. It reports each one's p50
+// do-nothing tool through HandleMessage (mcp-go's share), a call through
+// mcp-go's in-process client (which always takes HandleMessage), and one
+// through mcp-go's client over this package's InProcessTransport (fast
+// path), so that the noisy machine shifts all six alike. It reports each one's p50
 // and the p50 of the per-iteration differences over the executor.
 func BenchmarkOverheadSelect1(b *testing.B) {
 	srv, pool := newPoolServer(b, Config{}, 1)
@@ -354,6 +355,7 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 	e := benchExecutor(b, pool)
 	rec := &recorder{InProcessTransport: transport.NewInProcessTransport(srv)}
 	c := startTB(b, client.NewClient(rec))
+	ours := startTB(b, NewInProcessClient(srv))
 	ctx := context.Background()
 	var req mcp.CallToolRequest
 	req.Params.Name = "run_select"
@@ -399,6 +401,11 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 				b.Fatal(err, res)
 			}
 		},
+		func() {
+			if res, err := ours.CallTool(ctx, req); err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		},
 	}
 	lat := interleave(b, steps)
 	diff := func(j int) []time.Duration {
@@ -416,6 +423,8 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 	b.ReportMetric(p50(diff(1)), "handle-over-exec-p50-ns")
 	b.ReportMetric(p50(diff(2)), "fast-over-exec-p50-ns")
 	b.ReportMetric(p50(diff(4)), "inproc-over-exec-p50-ns")
+	b.ReportMetric(p50(lat[5]), "ours-p50-ns")
+	b.ReportMetric(p50(diff(5)), "ours-over-exec-p50-ns")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -522,4 +531,44 @@ func BenchmarkHandleRunSelect1(b *testing.B) {
 		b.Fatalf("unexpected reply %s", out)
 	}
 	timeLoop(b, func() { once() })
+}
+
+// BenchmarkE2ESelect1 interleaves, per iteration, SELECT 1 through the
+// executor alone, through mcp-go's client over this package's in-process
+// transport, and over streamable HTTP (httptest listener), each on its own
+// server and pool of one, and reports each one's p50 and the p50 of the
+// per-iteration differences: in-process over the executor (issue 4's
+// in-process overhead) and HTTP over in-process (its HTTP target).
+func BenchmarkE2ESelect1(b *testing.B) {
+	_, pool := newPoolServer(b, Config{}, 1)
+	e := benchExecutor(b, pool)
+	srv, _ := newPoolServer(b, Config{}, 1)
+	ctx := context.Background()
+	var buf []byte
+	steps := []func(){
+		func() {
+			res, err := e.Run(ctx, "SELECT 1", nil, buf[:0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = res.Doc
+		},
+		selectCall(b, startTB(b, NewInProcessClient(srv))),
+		selectCall(b, httpBenchClient(b, Config{})),
+	}
+	lat := interleave(b, steps)
+	diff := func(j, k int) []time.Duration {
+		d := make([]time.Duration, b.N)
+		for i := range d {
+			d[i] = lat[j][i] - lat[k][i]
+		}
+		return d
+	}
+	b.ReportMetric(p50(lat[0]), "exec-p50-ns")
+	b.ReportMetric(p50(lat[1]), "inproc-p50-ns")
+	b.ReportMetric(p50(lat[2]), "http-p50-ns")
+	b.ReportMetric(p50(diff(1, 0)), "inproc-over-exec-p50-ns")
+	b.ReportMetric(p50(diff(2, 1)), "http-over-inproc-p50-ns")
+	b.ReportMetric(p50(diff(2, 0)), "http-over-exec-p50-ns")
+	b.ReportMetric(0, "ns/op")
 }

@@ -3,7 +3,10 @@
 
 package mcpserver
 
-import "unicode/utf8"
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // members calls fn with the raw key (between its quotes, escapes kept) and
 // raw value of each member of the JSON object data, in order, and reports
@@ -139,13 +142,22 @@ const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string exactly as encoding/json's
 // Marshal writes it: the short escapes \" \\ \b \f \n \r \t, \u00XX for the
-// other control bytes and for < > &, \ufffd for each byte of invalid UTF-8,
-// and \u2028 and \u2029.
+// other control bytes and for < > &, and \u2028 and \u2029. A string that
+// is not valid UTF-8 (rare: PostgreSQL sends valid UTF-8) goes to
+// json.Marshal itself, because how its replacement characters are written
+// depends on the build (one \ufffd escape per bad byte in encoding/json's
+// own implementation; raw U+FFFD per bad sequence with GOEXPERIMENT=jsonv2).
 func appendJSONString(dst []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		b, err := json.Marshal(s)
+		if err != nil { // cannot happen for a string
+			panic(err)
+		}
+		return append(dst, b...)
+	}
 	dst = append(dst, '"')
-	// Valid UTF-8 (the usual case, checked in one fast pass) needs a look
-	// at its multi-byte sequences only for U+2028 and U+2029 (E2 80 A8/A9).
-	valid := utf8.ValidString(s)
+	// Valid UTF-8 needs a look at its multi-byte sequences only for U+2028
+	// and U+2029 (E2 80 A8/A9).
 	start := 0
 	for i := 0; i < len(s); {
 		b := s[i]
@@ -175,31 +187,14 @@ func appendJSONString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		if valid {
-			if b == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
-				i += 3
-				start = i
-				continue
-			}
-			i++
+		if b == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+			i += 3
+			start = i
 			continue
 		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
+		i++
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')

@@ -55,11 +55,7 @@ func newServer(t *testing.T, cfg Config) *server.MCPServer {
 // and returns an initialized client.
 func newClient(t *testing.T, cfg Config) *client.Client {
 	t.Helper()
-	c, err := client.NewInProcessClient(newServer(t, cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return start(t, c)
+	return start(t, NewInProcessClient(newServer(t, cfg)))
 }
 
 // start starts and initializes c, closing it when the test ends.

@@ -65,5 +65,6 @@ func timingAttrs(t pgexec.Timing) []attribute.KeyValue {
 		attribute.Int64("mcpg.t_txn_ns", t.Txn.Nanoseconds()),
 		attribute.Int64("mcpg.t_db_ns", t.DB.Nanoseconds()),
 		attribute.Int64("mcpg.t_serialize_ns", t.Serialize.Nanoseconds()),
+		attribute.Int64("mcpg.t_serialize_overlap_ns", t.SerializeOverlap.Nanoseconds()),
 	}
 }

@@ -141,6 +141,9 @@ type Sample struct {
 	TTxnNS       *int64 `json:"t_txn_ns,omitempty"`
 	TDBNS        *int64 `json:"t_db_ns,omitempty"`
 	TSerializeNS *int64 `json:"t_serialize_ns,omitempty"`
+	// TSerializeOverlapNS is the part of t_db spent serializing rows as
+	// they arrived (informational, not a segment; server path only).
+	TSerializeOverlapNS *int64 `json:"t_serialize_overlap_ns,omitempty"`
 }
 
 // Load is one level of the concurrency sweep for one (path, query).
@@ -320,7 +323,7 @@ func validate(rec Record) error {
 		for _, s := range []struct {
 			name string
 			v    *int64
-		}{{"t_parse_ns", r.TParseNS}, {"t_pool_ns", r.TPoolNS}, {"t_txn_ns", r.TTxnNS}, {"t_db_ns", r.TDBNS}, {"t_serialize_ns", r.TSerializeNS}} {
+		}{{"t_parse_ns", r.TParseNS}, {"t_pool_ns", r.TPoolNS}, {"t_txn_ns", r.TTxnNS}, {"t_db_ns", r.TDBNS}, {"t_serialize_ns", r.TSerializeNS}, {"t_serialize_overlap_ns", r.TSerializeOverlapNS}} {
 			if s.v != nil && *s.v < 0 {
 				return fmt.Errorf("%s %d < 0", s.name, *s.v)
 			}

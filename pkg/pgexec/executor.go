@@ -288,7 +288,8 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	ioErr, canceled, txn := e.exchange(ctx, conn, sql, st.pvals, x)
 	tDone := time.Now()
 	res.Timing.Txn = txn
-	res.Timing.DB = tDone.Sub(tConn) - txn - x.serTime
+	res.Timing.DB = tDone.Sub(tConn) - txn
+	res.Timing.SerializeOverlap = x.serTime
 	e.release(conn, ioErr == nil && !canceled && !x.outsideTx && x.rbErr == nil && cleanTag(x))
 
 	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
@@ -309,7 +310,7 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	x.finish()
 	res.setDoc(x.doc, e.opts.Format)
 	res.Rows, res.TruncatedBy, res.Truncated = x.written, x.by, x.by != ""
-	res.Timing.Serialize = x.serTime + time.Since(tDone)
+	res.Timing.Serialize = time.Since(tDone)
 	return res, nil
 }
 

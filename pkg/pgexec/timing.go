@@ -20,15 +20,22 @@ type Timing struct {
 	// DB and cannot be separated from it without extra round trips.
 	Txn time.Duration
 	// DB runs from encoding the statement's messages, through the single
-	// write, to the last message read (the second ReadyForQuery), minus
-	// Serialize: server execution, network, and waiting for and reading
-	// from the socket.
+	// write, to the last message read (the second ReadyForQuery): server
+	// execution, network, and reading the replies. Rows are serialized as
+	// they arrive, while the server produces the next ones, so that work
+	// happens inside DB (see SerializeOverlap); DB is therefore the
+	// statement's wall time as the client sees it, the same span a plain
+	// driver reading the same replies measures, and it grows only if the
+	// client reads more slowly than the server sends.
 	DB time.Duration
-	// Serialize is the client's work on the rows. Rows are written to JSON
-	// as they arrive, overlapping the server producing the next ones, so it
-	// is measured as the time between socket reads while rows stream in
-	// (decoding the buffered messages and writing JSON; the clock is read
-	// once per read-buffer refill, not per row), plus ending the document.
+	// SerializeOverlap is the part of DB spent serializing rows between
+	// socket reads (decoding the buffered messages and writing the
+	// document; the clock is read once per read-buffer refill, not per
+	// row). It is informational: it overlaps the server's work, so it is
+	// not a segment of its own.
+	SerializeOverlap time.Duration
+	// Serialize is the client's work on the rows after the last message:
+	// ending the document and building the result.
 	Serialize time.Duration
 	// Total is the whole call, from before validation to the end of
 	// serialization.

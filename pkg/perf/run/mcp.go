@@ -54,7 +54,7 @@ func (p *mcpPath) Open(ctx context.Context) error {
 	case "e2e-inproc":
 		var srv *server.MCPServer
 		if srv, err = p.server(ctx); err == nil {
-			p.c, err = client.NewInProcessClient(srv)
+			p.c = mcpserver.NewInProcessClient(srv) // with mcpg's fast path, as on stdio and HTTP
 		}
 	case "e2e-http":
 		var srv *server.MCPServer

@@ -1,6 +1,7 @@
 // The native path: the fair floor. One persistent pgx connection sends the
-// same read-only envelope as the executor, pipelined in one round trip, and
-// reads the rows without validating or serializing anything.
+// same messages as the executor (its read-only envelope around the
+// statement, in one write) and reads the replies, counting the rows without
+// validating, decoding or serializing anything.
 
 package run
 
@@ -9,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/qpkit/qpkit/pkg/pgexec"
 )
@@ -44,47 +47,81 @@ func (p *nativePath) Open(ctx context.Context) error {
 }
 
 func (p *nativePath) Call(ctx context.Context, sql string) (Result, error) {
-	var res Result
+	if p.conn == nil || p.conn.IsClosed() {
+		if err := p.Open(ctx); err != nil {
+			return Result{}, err
+		}
+	}
 	pc := p.conn.PgConn()
-	pl := pc.StartPipeline(ctx)
-	pl.SendQueryParams("BEGIN TRANSACTION READ ONLY", nil, nil, nil, nil)
-	pl.SendQueryParams("SET LOCAL statement_timeout = "+strconv.FormatInt(p.s.Timeout.Milliseconds(), 10), nil, nil, nil, nil)
-	pl.SendQueryParams(sql, nil, nil, nil, nil)
-	pl.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
-	firstErr := pl.Sync()
-	for i := 0; firstErr == nil; i++ {
-		r, err := pl.GetResults()
+	fe := pc.Frontend()
+	p.send(fe, sql)
+	if err := fe.Flush(); err != nil {
+		p.Close()
+		return Result{}, classify(ctx, fmt.Errorf("native: send: %w", err))
+	}
+	res, err := p.read(ctx, pc)
+	if err != nil {
+		p.Close() // the connection's state is unknown; the next call reconnects
+		return res.Result, classify(ctx, fmt.Errorf("native: %w", err))
+	}
+	return res.Result, classify(ctx, nativeErr(res.err))
+}
+
+// send queues the messages the executor sends, in its order (pgexec's
+// protocol.go): P/B/E BEGIN, P/B/E SET LOCAL, P/B/D/E the statement
+// without a row limit, Sync, P/B/E ROLLBACK, Sync.
+func (p *nativePath) send(fe *pgproto3.Frontend, sql string) {
+	simple := func(q string) {
+		fe.SendParse(&pgproto3.Parse{Query: q})
+		fe.SendBind(&pgproto3.Bind{})
+		fe.SendExecute(&pgproto3.Execute{})
+	}
+	simple("BEGIN TRANSACTION READ ONLY")
+	simple("SET LOCAL statement_timeout = " + strconv.FormatInt(p.s.Timeout.Milliseconds(), 10))
+	fe.SendParse(&pgproto3.Parse{Query: sql})
+	fe.SendBind(&pgproto3.Bind{})
+	fe.SendDescribe(&pgproto3.Describe{ObjectType: 'P'})
+	fe.SendExecute(&pgproto3.Execute{})
+	fe.SendSync(&pgproto3.Sync{})
+	simple("ROLLBACK")
+	fe.SendSync(&pgproto3.Sync{})
+}
+
+// nativeResult is a Result and the first error the server reported.
+type nativeResult struct {
+	Result
+	err error
+}
+
+// read reads every reply up to the second ReadyForQuery, counting the
+// statement's rows and value bytes without decoding them. Like the
+// executor, it reads without a context (pgconn would watch a cancellable
+// one on every message) and watches ctx once: its end fails the read,
+// and the connection is reopened by the next call.
+func (p *nativePath) read(ctx context.Context, pc *pgconn.PgConn) (nativeResult, error) {
+	stop := context.AfterFunc(ctx, func() { _ = pc.Conn().SetDeadline(time.Now()) })
+	defer stop()
+	var res nativeResult
+	for ready := 0; ready < 2; {
+		msg, err := pc.ReceiveMessage(context.Background())
 		if err != nil {
-			firstErr = err
-			break
+			return res, err
 		}
-		if r == nil {
-			break
-		}
-		switch rr := r.(type) {
-		case *pgconn.ResultReader:
-			for rr.NextRow() {
-				if i == 2 {
-					res.Rows++
-					for _, v := range rr.Values() {
-						res.Bytes += len(v)
-					}
-				}
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			res.Rows++
+			for _, v := range m.Values {
+				res.Bytes += len(v)
 			}
-			if _, err := rr.Close(); err != nil && firstErr == nil {
-				firstErr = err
+		case *pgproto3.ErrorResponse:
+			if res.err == nil {
+				res.err = pgconn.ErrorResponseToPgError(m)
 			}
-		case *pgconn.PipelineSync:
+		case *pgproto3.ReadyForQuery:
+			ready++
 		}
 	}
-	if err := pl.Close(); err != nil && firstErr == nil {
-		firstErr = err
-	}
-	if firstErr != nil && pc.TxStatus() != 'I' {
-		// An aborted envelope: end it so the next call starts clean.
-		p.conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
-	}
-	return res, classify(ctx, nativeErr(firstErr))
+	return res, nil
 }
 
 // nativeErr marks the server's statement-timeout cancel as a timeout.

@@ -173,6 +173,7 @@ func sample(path, query, phase string, conc, iter, client int, dur time.Duration
 	if t := res.Timing; t != nil {
 		seg := func(d time.Duration) *int64 { n := d.Nanoseconds(); return &n }
 		s.TParseNS, s.TPoolNS, s.TTxnNS, s.TDBNS, s.TSerializeNS = seg(t.Parse), seg(t.Pool), seg(t.Txn), seg(t.DB), seg(t.Serialize)
+		s.TSerializeOverlapNS = seg(t.SerializeOverlap)
 	}
 	return s
 }

@@ -112,6 +112,7 @@ type htmlDecompView struct {
 type htmlDecompRow struct {
 	Query, Phase string
 	Segments     []string // µs, in segmentNames order
+	Overlap      string   // µs of t_db spent serializing as rows arrived; "-" when unknown
 	Sum, P50     string
 }
 
@@ -519,7 +520,10 @@ func htmlDecompSection(recs *Records, queries []string) *htmlDecompView {
 			continue
 		}
 		vals := htmlSegmentValues(best.SegmentsP50NS)
-		row := htmlDecompRow{Query: q, Phase: best.Phase, P50: htmlFmtUS(float64(best.P50NS))}
+		row := htmlDecompRow{Query: q, Phase: best.Phase, P50: htmlFmtUS(float64(best.P50NS)), Overlap: "-"}
+		if o := best.SerializeOverlapP50NS; o != nil {
+			row.Overlap = htmlFmtUS(float64(*o))
+		}
 		sr := htmlStackRow{Label: q}
 		var sum int64
 		for _, x := range vals {

@@ -83,7 +83,7 @@ func TestRenderHTMLFixture(t *testing.T) {
 		// latency: select1 native warm p50 48200 ns, CI [46754, 49646]
 		`<td>48.2 µs</td><td title="bootstrap seed 1">[46.8 µs, 49.6 µs]</td>`, "n=10 is too small for p95",
 		// decomposition: select1 server warm segments
-		"<td>6.1 µs</td><td>1.2 µs</td><td>3.3 µs</td><td>47.1 µs</td><td>2.5 µs</td><td>60.2 µs</td><td>61.5 µs</td>",
+		"<td>6.1 µs</td><td>1.2 µs</td><td>3.3 µs</td><td>47.1 µs</td><td>2.5 µs</td><td>60.2 µs</td><td>-</td><td>61.5 µs</td>",
 		"select1 t_db: 47.1 µs (78.2% of the segments)",
 		// overhead: select1 server warm c=1
 		`class="slower">+13.3 µs</td><td>[+10.3 µs, +16.3 µs]</td><td>+27.6%</td>`,

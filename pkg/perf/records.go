@@ -204,6 +204,10 @@ type Stat struct {
 	Seed      uint64   `json:"seed"`
 	// SegmentsP50NS is set when the group's samples carry segments.
 	SegmentsP50NS *Segments `json:"segments_p50_ns,omitempty"`
+	// SerializeOverlapP50NS is the median of t_serialize_overlap_ns, the
+	// part of t_db spent serializing rows as they arrived (set when the
+	// samples carry it).
+	SerializeOverlapP50NS *int64 `json:"t_serialize_overlap_p50_ns,omitempty"`
 	// ThroughputRPS and LoadErrors are set in the sweep (from its load
 	// record); LoadErrors counts the level's errors plus timeouts.
 	ThroughputRPS *float64 `json:"throughput_rps,omitempty"`

@@ -153,6 +153,7 @@ type sampleGroup struct {
 	ok       []float64 // dur_ns of the ok samples, in input order
 	tdb      []float64 // t_db_ns of the ok samples that carry it
 	segs     [5][]float64
+	overlap  []float64 // t_serialize_overlap_ns of the ok samples that carry it
 	hasSegs  bool
 	timeouts int
 	errors   int
@@ -189,6 +190,9 @@ func groupSamples(samples []Sample, ord groupOrdering) []*sampleGroup {
 		}
 		if s.TDBNS != nil {
 			g.tdb = append(g.tdb, float64(*s.TDBNS))
+		}
+		if s.TSerializeOverlapNS != nil {
+			g.overlap = append(g.overlap, float64(*s.TSerializeOverlapNS))
 		}
 	}
 	slices.SortFunc(groups, func(a, b *sampleGroup) int { return ord.compare(a.key, b.key) })
@@ -400,6 +404,10 @@ func summarizeGroup(g *sampleGroup, q Query, runID string, opt SummaryOptions) *
 			TParse: roundNS(stats.Median(g.segs[0])), TPool: roundNS(stats.Median(g.segs[1])),
 			TTxn: roundNS(stats.Median(g.segs[2])), TDB: roundNS(stats.Median(g.segs[3])),
 			TSerialize: roundNS(stats.Median(g.segs[4])),
+		}
+		if len(g.overlap) > 0 {
+			o := roundNS(stats.Median(g.overlap))
+			st.SerializeOverlapP50NS = &o
 		}
 		for j, name := range []string{"t_parse", "t_pool", "t_txn", "t_db", "t_serialize"} {
 			if len(g.segs[j]) != s.N {

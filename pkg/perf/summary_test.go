@@ -327,3 +327,44 @@ func TestTextNanos(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeSerializeOverlap: the median of t_serialize_overlap_ns is
+// on the server's stat when its samples carry it, and absent otherwise.
+func TestSummarizeSerializeOverlap(t *testing.T) {
+	recs := readTestdata(t, "perfstat-samples.jsonl")
+	var n int
+	for i := range recs.Samples {
+		s := &recs.Samples[i]
+		if s.Path == PathServer && s.Query == "q01" && s.Phase == PhaseWarm {
+			v := int64(1000 * (n + 1)) // 1, 2, 3, ... µs
+			s.TSerializeOverlapNS = &v
+			n++
+		}
+	}
+	if n < 3 {
+		t.Fatalf("testdata has %d warm server q01 samples", n)
+	}
+	sum, err := Summarize(recs, DefaultSummaryOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(1000 * (n + 1) / 2)
+	if n%2 == 0 {
+		want = int64(1000*(n/2) + 500)
+	}
+	found := false
+	for _, st := range sum.Stats() {
+		switch {
+		case st.Path == PathServer && st.Query == "q01" && st.Phase == PhaseWarm && st.Concurrency == 1:
+			found = true
+			if st.SerializeOverlapP50NS == nil || *st.SerializeOverlapP50NS != want {
+				t.Errorf("q01 server overlap p50 %v, want %d", st.SerializeOverlapP50NS, want)
+			}
+		case st.SerializeOverlapP50NS != nil:
+			t.Errorf("%s %s %s: overlap %d on samples without it", st.Path, st.Query, st.Phase, *st.SerializeOverlapP50NS)
+		}
+	}
+	if !found {
+		t.Fatal("no warm server q01 stat")
+	}
+}

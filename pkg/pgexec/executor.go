@@ -137,7 +137,9 @@ type Result struct {
 	// "a:int4\n1\n(1 rows)".
 	Doc []byte
 	// JSON is Doc with FormatJSON, nil with FormatTSV.
-	JSON        []byte
+	JSON []byte
+	// Columns may be shared with other calls' results (the same statement
+	// run again): read it, never modify it.
 	Columns     []Column
 	Rows        int
 	Truncated   bool
@@ -210,6 +212,32 @@ type callState struct {
 	pbuf  []byte
 	pvals [][]byte
 	x     exchange
+	cols  []Column // the last result's columns, shared with its caller
+}
+
+// columns returns the columns of x's result: the slice of the call before
+// when they are the same (a statement run again, the usual case), so that
+// a call allocates nothing for them; callers get it read-only.
+func (st *callState) columns(x *exchange) []Column {
+	if st.cols != nil && len(st.cols) == len(x.cols) {
+		same := true
+		for i, c := range x.cols {
+			k := &st.cols[i]
+			if k.OID != c.oid || k.Type != c.typ.name || k.Name != string(x.names[c.nameOff:c.nameOff+c.nameLen]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return st.cols
+		}
+	}
+	cols := make([]Column, len(x.cols))
+	for i, c := range x.cols {
+		cols[i] = Column{Name: string(x.names[c.nameOff : c.nameOff+c.nameLen]), Type: c.typ.name, OID: c.oid}
+	}
+	st.cols = cols
+	return cols
 }
 
 // keepLimit: buffers larger than this are not kept for the next call.
@@ -295,10 +323,7 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
 		return res, err
 	}
-	res.Columns = make([]Column, len(x.cols))
-	for i, c := range x.cols {
-		res.Columns[i] = Column{Name: string(x.names[c.nameOff : c.nameOff+c.nameLen]), Type: c.typ.name, OID: c.oid}
-	}
+	res.Columns = st.columns(x)
 	if len(x.tag) > 0 && !x.stopSent {
 		// A statement cut short has no tag, or one whose count includes
 		// rows the caller never got.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -409,5 +410,31 @@ func TestParallelPlansAllowed(t *testing.T) {
 	rows := func(doc []byte) string { return string(doc[bytes.Index(doc, []byte(`"rows"`)):]) }
 	if rows(leader.JSON) == rows(worker.JSON) {
 		t.Errorf("worker_pid() ran in the session's own process (%s): no parallel worker was used", rows(worker.JSON))
+	}
+}
+
+// TestColumnsReused: a statement run again gets the same columns (the
+// slice is reused), another statement gets its own, and the earlier
+// result's columns stay as they were.
+func TestColumnsReused(t *testing.T) {
+	e := newExec(t, newPool(t, 1, true), Options{})
+	a := run(t, e, "SELECT 1 AS a, 'x'::text AS b")
+	b := run(t, e, "SELECT 2 AS a, 'y'::text AS b")
+	c := run(t, e, "SELECT 2 AS a, 'y'::varchar AS b")
+	d := run(t, e, "SELECT 3 AS z")
+	wantAB := []Column{{Name: "a", Type: "int4", OID: 23}, {Name: "b", Type: "text", OID: 25}}
+	for name, got := range map[string][]Column{"a": a.Columns, "b": b.Columns} {
+		if !slices.Equal(got, wantAB) {
+			t.Errorf("%s: columns %+v, want %+v", name, got, wantAB)
+		}
+	}
+	if want := []Column{{Name: "a", Type: "int4", OID: 23}, {Name: "b", Type: "varchar", OID: 1043}}; !slices.Equal(c.Columns, want) {
+		t.Errorf("c: columns %+v, want %+v", c.Columns, want)
+	}
+	if want := []Column{{Name: "z", Type: "int4", OID: 23}}; !slices.Equal(d.Columns, want) {
+		t.Errorf("d: columns %+v, want %+v", d.Columns, want)
+	}
+	if !slices.Equal(a.Columns, wantAB) {
+		t.Errorf("a's columns changed to %+v", a.Columns)
 	}
 }

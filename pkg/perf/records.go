@@ -109,9 +109,11 @@ type Run struct {
 	Host      Host      `json:"host"`
 	Postgres  Postgres  `json:"postgres"`
 	// ScaleFactor is the TPC-H scale factor, nil (JSON null) when unknown.
-	ScaleFactor     *float64 `json:"scale_factor"`
-	Iterations      int      `json:"iterations"`
-	Warmup          int      `json:"warmup"`
+	ScaleFactor *float64 `json:"scale_factor"`
+	Iterations  int      `json:"iterations"`
+	Warmup      int      `json:"warmup"`
+	// MinTimeNS is perfrun's --min-time (0: off, and absent in older files).
+	MinTimeNS       int64    `json:"min_time_ns,omitempty"`
 	TimeoutMS       int64    `json:"timeout_ms"`
 	Concurrency     []int    `json:"concurrency"`
 	SweepDurationNS int64    `json:"sweep_duration_ns"`

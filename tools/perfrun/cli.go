@@ -30,6 +30,7 @@ type cli struct {
 	Only          []string      `name:"only" placeholder:"ID,..." help:"Run only these query ids."`
 	Iterations    int           `name:"iterations" short:"n" default:"20" help:"Timed calls per query and path (default: ${default})."`
 	Warmup        int           `name:"warmup" default:"5" help:"Discarded calls after the cold one (default: ${default})."`
+	MinTime       time.Duration `name:"min-time" default:"0s" help:"Keep timing a query past --iterations until its timed calls took this long in all, at most 5000 per path: more samples for cheap queries (default: ${default}, off)."`
 	Concurrency   []int         `name:"concurrency" default:"1,4,16,64" help:"Client counts of the sweep on the point lookup; empty skips it (default: ${default})."`
 	SweepDuration time.Duration `name:"sweep-duration" default:"2s" help:"Measured time per sweep level (default: ${default})."`
 	Timeout       time.Duration `name:"timeout" default:"60s" help:"Per-call timeout, also the statement timeout (default: ${default})."`
@@ -71,7 +72,7 @@ func (c *cli) run(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Config: prun.Config{
 			Settings: prun.Settings{DatabaseURL: c.DatabaseURL, Timeout: c.Timeout, MaxRows: prun.DefaultMaxRows,
 				MaxBytes: prun.DefaultMaxBytes, MCPG: c.MCPG},
-			Paths: c.Paths, Iterations: c.Iterations, Warmup: c.Warmup,
+			Paths: c.Paths, Iterations: c.Iterations, Warmup: c.Warmup, MinTime: c.MinTime,
 			Concurrency: c.Concurrency, SweepDuration: c.SweepDuration, SweepWarmup: 300 * time.Millisecond,
 			Progress: progress,
 		},

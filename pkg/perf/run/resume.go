@@ -84,7 +84,9 @@ func ReadResume(path string) (*Resumed, error) {
 		ur := units[u]
 		whole := ur.load
 		if u.Concurrency == 0 {
-			whole = ur.cold == 1 && ur.warm == res.Run.Iterations
+			// Units are written whole; --min-time gives some more than
+			// Iterations warm samples.
+			whole = ur.cold == 1 && ur.warm >= res.Run.Iterations
 		}
 		if whole {
 			res.Done[u] = true

@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,5 +156,42 @@ func TestReadQueries(t *testing.T) {
 	}
 	if len(DefaultQueries()) != 9 {
 		t.Errorf("%d default queries", len(DefaultQueries()))
+	}
+}
+
+// TestMinTime: with MinTime a cheap query gets more than Iterations warm
+// samples per path, the same number on every path, and a query slower
+// than MinTime gets exactly Iterations.
+func TestMinTime(t *testing.T) {
+	db := pgtest.Shared(t)
+	var out bytes.Buffer
+	cfg := Config{
+		Settings: Settings{DatabaseURL: db.URL(), Timeout: 5 * time.Second, MaxRows: DefaultMaxRows, MaxBytes: DefaultMaxBytes},
+		Paths:    []string{"native", "server"},
+		Queries: []Query{{ID: "select1", Weight: "ultralight", Size: "1", SQL: "SELECT 1"},
+			{ID: "sleepy", Weight: "heavy", Size: "1", SQL: "SELECT count(*) FROM generate_series(1, 1000000)"}},
+		Iterations: 3, Warmup: 0, MinTime: 150 * time.Millisecond,
+	}
+	if err := NewRunner(cfg, &out, "min-time").Latency(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	warm := map[string]int{}
+	for line := range strings.SplitSeq(strings.TrimSpace(out.String()), "\n") {
+		var s perf.Sample
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Phase == perf.PhaseWarm {
+			warm[s.Path+" "+s.Query]++
+		}
+	}
+	if n := warm["native select1"]; n <= 3 || n != warm["server select1"] {
+		t.Errorf("select1: %d native and %d server warm samples, want more than 3 and equal", n, warm["server select1"])
+	}
+	// 1,000,000 rows take well over 25 ms; three rounds of two paths take
+	// more than 150 ms, so no iteration is added... unless the machine is
+	// very fast: allow one extra round at most.
+	if n := warm["native sleepy"]; n < 3 || n > 4 {
+		t.Errorf("sleepy: %d warm samples, want 3 (4 on a very fast machine)", n)
 	}
 }

@@ -21,10 +21,15 @@ import (
 // Config is one perfrun run.
 type Config struct {
 	Settings
-	Paths         []string
-	Queries       []Query
-	Iterations    int
-	Warmup        int
+	Paths      []string
+	Queries    []Query
+	Iterations int
+	Warmup     int
+	// MinTime, when above 0, keeps a query's paths taking turns after the
+	// Iterations until the timed calls of the unit have run this long (at
+	// most maxIterations): cheap queries then get enough samples for
+	// stable medians, heavy ones stay at Iterations.
+	MinTime       time.Duration
 	Concurrency   []int
 	SweepDuration time.Duration
 	SweepWarmup   time.Duration
@@ -49,6 +54,9 @@ const timeoutGrace = time.Second
 // gcLimit is the heap size above which the loops collect between calls;
 // the collector is otherwise off while a call is timed.
 const gcLimit = 256 << 20
+
+// maxIterations bounds the iterations MinTime adds.
+const maxIterations = 5000
 
 // Runner writes the records of a run as it goes.
 type Runner struct {
@@ -103,7 +111,7 @@ func (r *Runner) Latency(ctx context.Context) error {
 		for _, p := range paths {
 			r.progress("%-14s %-12s p50 %v", q.ID, p.Name(), p50(samples, p.Name()))
 		}
-		r.progress("%-14s %d paths x %d samples (%v)", q.ID, len(paths), 1+r.cfg.Iterations, time.Since(t0).Round(time.Millisecond))
+		r.progress("%-14s %d paths x %d samples (%v)", q.ID, len(paths), len(samples)/len(paths), time.Since(t0).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -128,7 +136,8 @@ func (r *Runner) latencyUnit(ctx context.Context, paths []Path, q Query) ([]*per
 			r.timed(ctx, p, q, perf.PhaseWarm, 0)
 		}
 	}
-	for i := range r.cfg.Iterations {
+	start := time.Now()
+	for i := 0; i < r.cfg.Iterations || (i < maxIterations && time.Since(start) < r.cfg.MinTime); i++ {
 		for _, p := range paths {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

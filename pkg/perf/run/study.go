@@ -50,6 +50,8 @@ func (s *Study) check() error {
 	switch {
 	case s.Iterations < 1 || s.Warmup < 0:
 		return usagef("--iterations must be at least 1 and --warmup at least 0")
+	case s.MinTime < 0:
+		return usagef("--min-time must not be negative")
 	case s.Timeout < time.Millisecond:
 		return usagef("--timeout must be at least 1ms")
 	case s.SweepDuration < 100*time.Millisecond && len(s.Concurrency) > 0:

@@ -112,7 +112,11 @@ type Proxy struct {
 	sessions map[*session]struct{}
 	byKey    map[string]*session
 	ln       []net.Listener
-	draining bool
+	// draining is set under mu (so that Serve and the session start see it
+	// in order with the listeners and sessions) but read without it by
+	// isDraining, which the server goroutines call with their session's mu
+	// held: Shutdown holds mu while it takes each session's mu.
+	draining atomic.Bool
 	nclients atomic.Int64
 	wg       sync.WaitGroup
 
@@ -169,7 +173,7 @@ func (p *Proxy) Mode() Mode { return p.opts.Mode }
 // Serve accepts clients on ln until ln is closed or Shutdown is called.
 func (p *Proxy) Serve(ln net.Listener) error {
 	p.mu.Lock()
-	if p.draining {
+	if p.draining.Load() {
 		p.mu.Unlock()
 		return net.ErrClosed
 	}
@@ -179,7 +183,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 		conn, err := ln.Accept()
 		if err != nil {
 			p.mu.Lock()
-			d := p.draining
+			d := p.draining.Load()
 			p.mu.Unlock()
 			if d || errors.Is(err, net.ErrClosed) {
 				return nil
@@ -229,7 +233,7 @@ func (p *Proxy) serveConn(conn net.Conn) {
 	s := newSession(p, cl)
 	defer s.release()
 	p.mu.Lock()
-	if p.draining {
+	if p.draining.Load() {
 		p.mu.Unlock()
 		pgwire.WriteError(cl.Conn, "FATAL", "57P01", "qprouter: shutting down")
 		return
@@ -439,7 +443,7 @@ func (p *Proxy) Clients() []ClientStat {
 // Pools are closed last.
 func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
-	p.draining = true
+	p.draining.Store(true)
 	lns := p.ln
 	p.mu.Unlock()
 	for _, ln := range lns {

@@ -193,11 +193,9 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 	}
 }
 
-func (p *Proxy) isDraining() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.draining
-}
+// isDraining takes no lock: callers may hold a session's mu (see
+// Proxy.draining).
+func (p *Proxy) isDraining() bool { return p.draining.Load() }
 
 // isClientErr tells a failed write (to the client) from a failed read.
 func isClientErr(err error) bool {

@@ -379,15 +379,8 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 		}
 	}
 	fast := fastPathOf(srv)
-	var buf []byte
 	steps := []func(){
-		func() {
-			res, err := e.Run(ctx, "SELECT 1", nil, buf[:0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			buf = res.Doc
-		},
+		execSelect1(b, e),
 		func() { handle(sel) },
 		func() {
 			out, ok := fast.handle(ctx, srv, sel)
@@ -408,13 +401,7 @@ func BenchmarkOverheadSelect1(b *testing.B) {
 		},
 	}
 	lat := interleave(b, steps)
-	diff := func(j int) []time.Duration {
-		d := make([]time.Duration, b.N)
-		for i := range d {
-			d[i] = lat[j][i] - lat[0][i]
-		}
-		return d
-	}
+	diff := func(j int) []time.Duration { return diffs(lat, j, 0) }
 	b.ReportMetric(p50(lat[0]), "exec-p50-ns")
 	b.ReportMetric(p50(lat[1]), "handle-p50-ns")
 	b.ReportMetric(p50(lat[2]), "fast-p50-ns")
@@ -493,6 +480,27 @@ func interleave(b *testing.B, steps []func()) [][]time.Duration {
 	return lat
 }
 
+// execSelect1 is one checked SELECT 1 through e alone, reusing its buffer.
+func execSelect1(b *testing.B, e *pgexec.Executor) func() {
+	var buf []byte
+	return func() {
+		res, err := e.Run(context.Background(), "SELECT 1", nil, buf[:0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf = res.Doc
+	}
+}
+
+// diffs are the per-iteration differences lat[j][i] - lat[k][i].
+func diffs(lat [][]time.Duration, j, k int) []time.Duration {
+	d := make([]time.Duration, len(lat[j]))
+	for i := range d {
+		d[i] = lat[j][i] - lat[k][i]
+	}
+	return d
+}
+
 // p50 is the median of d, in nanoseconds.
 func p50(d []time.Duration) float64 {
 	d = slices.Clone(d)
@@ -543,27 +551,13 @@ func BenchmarkE2ESelect1(b *testing.B) {
 	_, pool := newPoolServer(b, Config{}, 1)
 	e := benchExecutor(b, pool)
 	srv, _ := newPoolServer(b, Config{}, 1)
-	ctx := context.Background()
-	var buf []byte
 	steps := []func(){
-		func() {
-			res, err := e.Run(ctx, "SELECT 1", nil, buf[:0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			buf = res.Doc
-		},
+		execSelect1(b, e),
 		selectCall(b, startTB(b, NewInProcessClient(srv))),
 		selectCall(b, httpBenchClient(b, Config{})),
 	}
 	lat := interleave(b, steps)
-	diff := func(j, k int) []time.Duration {
-		d := make([]time.Duration, b.N)
-		for i := range d {
-			d[i] = lat[j][i] - lat[k][i]
-		}
-		return d
-	}
+	diff := func(j, k int) []time.Duration { return diffs(lat, j, k) }
 	b.ReportMetric(p50(lat[0]), "exec-p50-ns")
 	b.ReportMetric(p50(lat[1]), "inproc-p50-ns")
 	b.ReportMetric(p50(lat[2]), "http-p50-ns")

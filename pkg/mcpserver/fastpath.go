@@ -246,6 +246,23 @@ func (f *fastPath) call(ctx context.Context, c *fastCall, session server.ClientS
 	return f.reply(c, res, err)
 }
 
+// serve answers the recognised call c in session, as stdio and the
+// in-process transport do: a tool that panics gets mcp-go's internal-error
+// reply, and onPanic (when set) hears of it.
+func (f *fastPath) serve(ctx context.Context, c *fastCall, session server.ClientSession, onPanic func(any)) (out []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			if onPanic != nil {
+				onPanic(r)
+			}
+			out = errorReply(c.id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
+		}
+	}()
+	c.req.Header = http.Header{}
+	applyProtocolInfo(session, c.req.Params.Meta)
+	return f.call(ctx, c, session)
+}
+
 // cancelInflight cancels the call in flight under key, as mcp-go's
 // handling of notifications/cancelled does for its own.
 func (f *fastPath) cancelInflight(key string) {

@@ -9,13 +9,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
-	"net/http"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -161,17 +158,7 @@ func (fr *stdioFront) stop() {
 // run answers c and writes the reply; a panicking tool gets mcp-go's
 // internal-error reply, and the panic is logged where mcp-go logs it.
 func (fr *stdioFront) run(c *fastCall, where string) {
-	out := func() (out []byte) {
-		defer func() {
-			if r := recover(); r != nil {
-				fr.errLog.Printf("panic recovered in %s: %v", where, r)
-				out = errorReply(c.id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
-			}
-		}()
-		c.req.Header = http.Header{}
-		applyProtocolInfo(fr.session, c.req.Params.Meta)
-		return fr.f.call(fr.ctx, c, fr.session)
-	}()
+	out := fr.f.serve(fr.ctx, c, fr.session, func(r any) { fr.errLog.Printf("panic recovered in %s: %v", where, r) })
 	if out == nil {
 		return
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -121,7 +120,7 @@ func (t *InProcessTransport) SendRequest(ctx context.Context, request transport.
 
 // fastReply answers msg on the fast path when it can; a panicking tool
 // gets mcp-go's internal-error reply, as on stdio.
-func (t *InProcessTransport) fastReply(ctx context.Context, msg []byte) (out []byte, ok bool) {
+func (t *InProcessTransport) fastReply(ctx context.Context, msg []byte) ([]byte, bool) {
 	if t.fast == nil {
 		return nil, false
 	}
@@ -133,14 +132,7 @@ func (t *InProcessTransport) fastReply(ctx context.Context, msg []byte) (out []b
 	if !t.fast.recognise(t.srv, session, msg, &c) {
 		return nil, false
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			out = errorReply(c.id, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r))
-		}
-	}()
-	c.req.Header = http.Header{}
-	applyProtocolInfo(session, c.req.Params.Meta)
-	return t.fast.call(ctx, &c, session), true
+	return t.fast.serve(ctx, &c, session, nil), true
 }
 
 // SendNotification delivers a notification to mcp-go; a cancellation also

@@ -120,7 +120,9 @@ type htmlOverheadRow struct {
 	Query, Path, Class, Phase, Clients string
 	Native, PathP50, Delta, DeltaCI    string
 	Rel, Throughput                    string
-	Slower, Faster                     bool // the interval excludes 0
+	Paired                             string // paired median of per-iteration ratios, with its interval; "–" when none
+	Own                                string // the path's own time outside the database exchange, and its share; "–" when unknown
+	Slower, Faster                     bool   // the interval excludes 0
 }
 
 type htmlTdbView struct {
@@ -575,11 +577,20 @@ func htmlOverheadSection(recs *Records, queries, paths []string, class func(stri
 			Delta: htmlFmtSignedDur(float64(o.DeltaP50NS)), DeltaCI: htmlFmtSignedCI(o.DeltaP50CINS),
 			Rel:        htmlFmtRel(o.RelP50),
 			Throughput: "–",
+			Paired:     "–",
+			Own:        "–",
 			Slower:     o.DeltaP50CINS[0] > 0,
 			Faster:     o.DeltaP50CINS[1] < 0,
 		}
 		if o.ThroughputRatio != nil {
 			r.Throughput = strconv.FormatFloat(*o.ThroughputRatio, 'f', 2, 64) + "×"
+		}
+		if o.OwnP50NS != nil && o.OwnRelP50 != nil {
+			r.Own = fmt.Sprintf("%s (%+.3f%%)", htmlFmtDur(float64(*o.OwnP50NS)), *o.OwnRelP50*100)
+		}
+		if o.PairedRelP50 != nil {
+			r.Paired = fmt.Sprintf("%+.2f%% [%+.2f%%, %+.2f%%] n=%d", *o.PairedRelP50*100,
+				o.PairedRelP50CI[0]*100, o.PairedRelP50CI[1]*100, o.PairedN)
 		}
 		out = append(out, r)
 	}

@@ -230,6 +230,18 @@ type Overhead struct {
 	DeltaP50CINS    [2]int64 `json:"delta_p50_ci_ns"`
 	RelP50          float64  `json:"rel_p50"`
 	ThroughputRatio *float64 `json:"throughput_ratio,omitempty"`
+	// The paired estimate (concurrency 1): the median over iterations of
+	// (path - native) / native, with its bootstrap interval; absent when
+	// fewer than 5 iterations completed on both paths.
+	PairedN        int         `json:"paired_n,omitempty"`
+	PairedRelP50   *float64    `json:"paired_rel_p50,omitempty"`
+	PairedRelP50CI *[2]float64 `json:"paired_rel_p50_ci,omitempty"`
+	// OwnP50NS is the median of dur_ns - t_db_ns, the time the path spent
+	// outside the database exchange within the same call (server path
+	// only); OwnRelP50 is it over native's p50. It resolves overheads far
+	// below the noise of timing two separate calls.
+	OwnP50NS  *int64   `json:"own_p50_ns,omitempty"`
+	OwnRelP50 *float64 `json:"own_rel_p50,omitempty"`
 }
 
 // TDB checks that the server's t_db segment agrees with native's time.

@@ -154,6 +154,8 @@ type sampleGroup struct {
 	tdb      []float64 // t_db_ns of the ok samples that carry it
 	segs     [5][]float64
 	overlap  []float64 // t_serialize_overlap_ns of the ok samples that carry it
+	byIter   map[int]float64 // dur_ns by iteration, at concurrency 1 only (for pairing)
+	own      []float64       // dur_ns - t_db_ns of the ok samples that carry t_db
 	hasSegs  bool
 	timeouts int
 	errors   int
@@ -182,6 +184,14 @@ func groupSamples(samples []Sample, ord groupOrdering) []*sampleGroup {
 			continue
 		}
 		g.ok = append(g.ok, float64(s.DurNS))
+		if s.Concurrency == 1 {
+			if g.byIter == nil {
+				g.byIter = map[int]float64{}
+			}
+			if _, dup := g.byIter[s.Iter]; !dup {
+				g.byIter[s.Iter] = float64(s.DurNS)
+			}
+		}
 		for j, seg := range [5]*int64{s.TParseNS, s.TPoolNS, s.TTxnNS, s.TDBNS, s.TSerializeNS} {
 			if seg != nil {
 				g.hasSegs = true
@@ -190,6 +200,7 @@ func groupSamples(samples []Sample, ord groupOrdering) []*sampleGroup {
 		}
 		if s.TDBNS != nil {
 			g.tdb = append(g.tdb, float64(*s.TDBNS))
+			g.own = append(g.own, float64(s.DurNS-*s.TDBNS))
 		}
 		if s.TSerializeOverlapNS != nil {
 			g.overlap = append(g.overlap, float64(*s.TSerializeOverlapNS))
@@ -472,7 +483,46 @@ func overheadOf(g *sampleGroup, byKey map[GroupKey]*sampleGroup, statOf map[Grou
 		r := *pst.ThroughputRPS / *nst.ThroughputRPS
 		ov.ThroughputRatio = &r
 	}
+	if len(g.own) > 0 {
+		own := roundNS(stats.Median(g.own))
+		ov.OwnP50NS = &own
+		if nst.P50NS > 0 {
+			r := float64(own) / float64(nst.P50NS)
+			ov.OwnRelP50 = &r
+		}
+	}
+	if rels := pairedRel(ng, g); len(rels) >= minPaired {
+		med := stats.Median(rels)
+		iv := stats.BootstrapQuantileCI(rels, 0.5, opt.CILevel, opt.Resamples, pst.Seed)
+		ov.PairedN = len(rels)
+		ov.PairedRelP50 = &med
+		ov.PairedRelP50CI = &[2]float64{iv.Lo, iv.Hi}
+	}
 	return ov
+}
+
+// minPaired is the fewest common iterations a paired estimate is made from.
+const minPaired = 5
+
+// pairedRel returns (path - native) / native for every iteration both
+// groups completed, in iteration order. perfrun runs the paths of one
+// iteration back to back (alternating their order), so the machine's drift
+// between iterations cancels in each ratio, which the two independent
+// medians of rel_p50 cannot do.
+func pairedRel(native, path *sampleGroup) []float64 {
+	iters := make([]int, 0, len(path.byIter))
+	for it := range path.byIter {
+		if n, ok := native.byIter[it]; ok && n > 0 {
+			iters = append(iters, it)
+		}
+	}
+	slices.Sort(iters)
+	rels := make([]float64, len(iters))
+	for i, it := range iters {
+		n := native.byIter[it]
+		rels[i] = (path.byIter[it] - n) / n
+	}
+	return rels
 }
 
 // tdbOf makes the tdb record of query: native's warm concurrency-1 dur_ns

@@ -368,3 +368,69 @@ func TestSummarizeSerializeOverlap(t *testing.T) {
 		t.Fatal("no warm server q01 stat")
 	}
 }
+
+func TestSummarizePaired(t *testing.T) {
+	recs := readTestdata(t, "perfstat-samples.jsonl")
+	tmpl := recs.Samples[0]
+	tmpl.TParseNS, tmpl.TPoolNS, tmpl.TTxnNS, tmpl.TDBNS, tmpl.TSerializeNS, tmpl.TSerializeOverlapNS = nil, nil, nil, nil, nil, nil
+	var samples []Sample
+	add := func(path, query string, conc, iter int, dur float64) {
+		s := tmpl
+		s.Path, s.Query, s.Phase, s.Concurrency, s.Iter, s.Client = path, query, PhaseWarm, conc, iter, 0
+		s.Status, s.DurNS = StatusOK, int64(math.Round(dur))
+		samples = append(samples, s)
+	}
+	// The machine's speed drifts by up to 2x between iterations; in each
+	// iteration the server is 0.4% slower than native. Native misses
+	// iteration 39, and the server's samples come in reverse order, so
+	// pairing must go by iteration, not by position.
+	base := func(i int) float64 { return 1e6 * (1 + float64((i*7)%10)/10) }
+	for i := 0; i < 39; i++ {
+		add(PathNative, "qp", 1, i, base(i))
+	}
+	for i := 39; i >= 0; i-- {
+		add(PathServer, "qp", 1, i, base(i)*1.004)
+	}
+	for i := 0; i < 4; i++ { // too few to pair
+		add(PathNative, "few", 1, i, base(i))
+		add(PathServer, "few", 1, i, base(i)*1.004)
+	}
+	for i := 0; i < 20; i++ { // a sweep level: never paired
+		add(PathNative, "qp", 4, i, base(i))
+		add(PathServer, "qp", 4, i, base(i)*1.004)
+	}
+	recs.Samples = samples
+	recs.Loads = nil
+	sum, err := Summarize(recs, DefaultSummaryOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, ov := range sum.Overheads() {
+		switch {
+		case ov.Query == "qp" && ov.Concurrency == 1:
+			seen++
+			if ov.PairedRelP50 == nil || ov.PairedN != 39 {
+				t.Fatalf("qp paired: n %d, rel %v; want 39 pairs", ov.PairedN, ov.PairedRelP50)
+			}
+			if math.Abs(*ov.PairedRelP50-0.004) > 1e-6 {
+				t.Errorf("paired rel p50 %v, want 0.004", *ov.PairedRelP50)
+			}
+			if ci := *ov.PairedRelP50CI; ci[0] > 0.004+1e-6 || ci[1] < 0.004-1e-6 || ci[1]-ci[0] > 1e-4 {
+				t.Errorf("paired interval %v, want a narrow one around 0.004", ci)
+			}
+		case ov.PairedRelP50 != nil || ov.PairedN != 0 || ov.PairedRelP50CI != nil:
+			t.Errorf("%s conc %d: paired estimate %v from too few or concurrent samples", ov.Query, ov.Concurrency, *ov.PairedRelP50)
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("found %d qp overhead records at concurrency 1", seen)
+	}
+	var b strings.Builder
+	if err := sum.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "paired +0.40% [") || !strings.Contains(b.String(), "n=39") {
+		t.Errorf("text lacks the paired estimate:\n%s", b.String())
+	}
+}

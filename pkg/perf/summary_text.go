@@ -110,6 +110,13 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if ov := overhead[k]; ov != nil {
 			vs = fmt.Sprintf("%s [%s, %s] %s", textSignedNanos(ov.DeltaP50NS),
 				textSignedNanos(ov.DeltaP50CINS[0]), textSignedNanos(ov.DeltaP50CINS[1]), textPercent(ov.RelP50))
+			if ov.OwnP50NS != nil && ov.OwnRelP50 != nil {
+				vs += fmt.Sprintf("; own %s (%+.3f%%)", textNanos(*ov.OwnP50NS), *ov.OwnRelP50*100)
+			}
+			if ov.PairedRelP50 != nil {
+				vs += fmt.Sprintf("; paired %+.2f%% [%+.2f%%, %+.2f%%] n=%d", *ov.PairedRelP50*100,
+					ov.PairedRelP50CI[0]*100, ov.PairedRelP50CI[1]*100, ov.PairedN)
+			}
 			if ov.ThroughputRatio != nil {
 				vs += fmt.Sprintf(", rps x%.2f", *ov.ThroughputRatio)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,33 @@ func TestRunAllPathsAndSweep(t *testing.T) {
 		for _, q := range testQueries {
 			if count[key{p, q.ID, perf.PhaseCold}] != 1 || count[key{p, q.ID, perf.PhaseWarm}] != 3 {
 				t.Errorf("%s %s: %d cold, %d warm samples", p, q.ID, count[key{p, q.ID, perf.PhaseCold}], count[key{p, q.ID, perf.PhaseWarm}])
+			}
+		}
+	}
+	// The paths of one iteration run back to back, in an order that
+	// reverses every other iteration (perfstat pairs them by iteration).
+	turns := map[string][][]string{} // query -> iteration -> paths in order
+	for _, s := range recs.Samples {
+		if s.Concurrency != 1 || s.Phase != perf.PhaseWarm {
+			continue
+		}
+		it := turns[s.Query]
+		for len(it) <= s.Iter {
+			it = append(it, nil)
+		}
+		it[s.Iter] = append(it[s.Iter], s.Path)
+		turns[s.Query] = it
+	}
+	reversed := slices.Clone(cfg.Paths)
+	slices.Reverse(reversed)
+	for q, its := range turns {
+		for i, order := range its {
+			want := cfg.Paths
+			if i%2 == 1 {
+				want = reversed
+			}
+			if !slices.Equal(order, want) {
+				t.Errorf("%s iteration %d ran %v, want %v", q, i, order, want)
 			}
 		}
 	}

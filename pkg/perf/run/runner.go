@@ -117,7 +117,8 @@ func (r *Runner) Latency(ctx context.Context) error {
 }
 
 // latencyUnit times one query on its paths: a cold call on each fresh
-// connection, the warm-up, then the iterations, the paths taking turns.
+// connection, the warm-up, then the iterations, the paths taking turns
+// in an order that reverses every other iteration.
 func (r *Runner) latencyUnit(ctx context.Context, paths []Path, q Query) ([]*perf.Sample, error) {
 	for _, p := range paths {
 		if err := p.Open(ctx); err != nil {
@@ -137,8 +138,14 @@ func (r *Runner) latencyUnit(ctx context.Context, paths []Path, q Query) ([]*per
 		}
 	}
 	start := time.Now()
+	reversed := slices.Clone(paths)
+	slices.Reverse(reversed)
 	for i := 0; i < r.cfg.Iterations || (i < maxIterations && time.Since(start) < r.cfg.MinTime); i++ {
-		for _, p := range paths {
+		turn := paths
+		if i%2 == 1 {
+			turn = reversed // no path always goes first: perfstat's paired estimate relies on it
+		}
+		for _, p := range turn {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

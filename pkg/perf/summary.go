@@ -153,7 +153,7 @@ type sampleGroup struct {
 	ok       []float64 // dur_ns of the ok samples, in input order
 	tdb      []float64 // t_db_ns of the ok samples that carry it
 	segs     [5][]float64
-	overlap  []float64 // t_serialize_overlap_ns of the ok samples that carry it
+	overlap  []float64       // t_serialize_overlap_ns of the ok samples that carry it
 	byIter   map[int]float64 // dur_ns by iteration, at concurrency 1 only (for pairing)
 	own      []float64       // dur_ns - t_db_ns of the ok samples that carry t_db
 	hasSegs  bool

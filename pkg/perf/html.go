@@ -588,9 +588,8 @@ func htmlOverheadSection(recs *Records, queries, paths []string, class func(stri
 		if o.OwnP50NS != nil && o.OwnRelP50 != nil {
 			r.Own = fmt.Sprintf("%s (%+.3f%%)", htmlFmtDur(float64(*o.OwnP50NS)), *o.OwnRelP50*100)
 		}
-		if o.PairedRelP50 != nil {
-			r.Paired = fmt.Sprintf("%+.2f%% [%+.2f%%, %+.2f%%] n=%d", *o.PairedRelP50*100,
-				o.PairedRelP50CI[0]*100, o.PairedRelP50CI[1]*100, o.PairedN)
+		if p := pairedText(&o); p != "" {
+			r.Paired = p
 		}
 		out = append(out, r)
 	}

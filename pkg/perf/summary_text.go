@@ -51,6 +51,16 @@ func textSignedNanos(ns int64) string {
 	return textNanos(ns)
 }
 
+// pairedText formats the paired estimate, "+0.40% [+0.10%, +0.70%] n=39",
+// or returns "" when o has none (the dashboard shows the same text).
+func pairedText(o *Overhead) string {
+	if o.PairedRelP50 == nil || o.PairedRelP50CI == nil {
+		return ""
+	}
+	return fmt.Sprintf("%+.2f%% [%+.2f%%, %+.2f%%] n=%d", *o.PairedRelP50*100,
+		o.PairedRelP50CI[0]*100, o.PairedRelP50CI[1]*100, o.PairedN)
+}
+
 func textPercent(rel float64) string {
 	return fmt.Sprintf("%+.1f%%", rel*100)
 }
@@ -113,9 +123,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 			if ov.OwnP50NS != nil && ov.OwnRelP50 != nil {
 				vs += fmt.Sprintf("; own %s (%+.3f%%)", textNanos(*ov.OwnP50NS), *ov.OwnRelP50*100)
 			}
-			if ov.PairedRelP50 != nil {
-				vs += fmt.Sprintf("; paired %+.2f%% [%+.2f%%, %+.2f%%] n=%d", *ov.PairedRelP50*100,
-					ov.PairedRelP50CI[0]*100, ov.PairedRelP50CI[1]*100, ov.PairedN)
+			if p := pairedText(ov); p != "" {
+				vs += "; paired " + p
 			}
 			if ov.ThroughputRatio != nil {
 				vs += fmt.Sprintf(", rps x%.2f", *ov.ThroughputRatio)

@@ -189,6 +189,8 @@ func TestMetrics(t *testing.T) {
 	s.CacheOp(CacheEvict)
 	s.AddBytes(FromClient, 100)
 	s.AddBytes(ToClient, 4000)
+	s.SettingsReplay()
+	s.SettingsReplay()
 	s.ClientConnected()
 	s.ClientConnected()
 	s.ClientDisconnected()
@@ -208,6 +210,7 @@ func TestMetrics(t *testing.T) {
 		`sqp_routing_cache_operations_total{op="evict"} 1`,
 		`sqp_bytes_total{direction="from_client"} 100`,
 		`sqp_bytes_total{direction="to_client"} 4000`,
+		`sqp_settings_replays_total 2`,
 		`sqp_client_connections 1`,
 		`sqp_pool_connections{pool="main",state="active"} 3`,
 		`sqp_pool_connections{pool="main",state="idle"} 2`,

@@ -44,6 +44,7 @@ type metrics struct {
 	routing  *prometheus.CounterVec
 	cacheOps *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
+	replays  prometheus.Counter
 
 	clients atomic.Int64
 
@@ -83,7 +84,11 @@ func newMetrics(o *Options) *metrics {
 		Name: "sqp_bytes_total",
 		Help: "Bytes relayed, by direction seen from the proxy: from_client, to_client, from_server, to_server.",
 	}, []string{"direction"})
-	m.reg.MustRegister(m.query, m.acquire, m.errors, m.routing, m.cacheOps, m.bytes,
+	m.replays = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sqp_settings_replays_total",
+		Help: "Round trips spent replaying a client's settings on a server connection that had other ones.",
+	})
+	m.reg.MustRegister(m.query, m.acquire, m.errors, m.routing, m.cacheOps, m.bytes, m.replays,
 		&scrapeCollector{o: o, m: m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -181,6 +186,9 @@ func (s *Server) CacheOp(op string) {
 	m := s.metrics
 	counter(m, &m.cacheBy, op, func() prometheus.Counter { return m.cacheOps.WithLabelValues(op) }).Inc()
 }
+
+// SettingsReplay counts one replay of a client's settings on a server.
+func (s *Server) SettingsReplay() { s.metrics.replays.Inc() }
 
 // AddBytes counts n bytes relayed in direction dir: FromClient, ToClient,
 // FromServer or ToServer.

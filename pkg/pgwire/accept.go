@@ -75,11 +75,15 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 	if err != nil || st.Cancel != nil {
 		return nil, st, err
 	}
+
 	if cfg.RequireTLS && !st.TLS {
 		return nil, st, reply(c, fatal(CodeInvalidAuthorization, "SSL required"))
 	}
 	if err := authenticate(c, cfg, st); err != nil {
 		return nil, st, err
+	}
+	if hc, ok := c.(*handshakeConn); ok {
+		c = hc.unwrap()
 	}
 	if cfg.DeferAuthOK {
 		return &Client{Conn: c, Startup: *st, Key: NewCancelKey(), authOK: true}, st, nil

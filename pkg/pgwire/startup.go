@@ -37,8 +37,10 @@ type Startup struct {
 
 // startup reads packets until a StartupMessage or a CancelRequest, upgrading
 // conn to TLS on the way when asked. It returns the connection to go on with.
+// Until TLS, reads go through a handshakeConn (unwrapped by accept).
 func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
-	c := conn
+	hc := newHandshakeConn(conn)
+	var c net.Conn = hc
 	var hdr [4]byte
 	sslAsked, gssAsked := false, false
 	for {
@@ -47,7 +49,9 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 		}
 		if hdr[0] == tlsRecordHandshake && !sslAsked && !gssAsked && cfg.TLS != nil {
 			// PostgreSQL 17's direct TLS: a ClientHello instead of an SSLRequest.
-			tc := tls.Server(&prefixConn{Conn: conn, prefix: slices.Clone(hdr[:])}, tlsConfig(cfg.TLS))
+			prefix := append(slices.Clone(hdr[:]), hc.buf[hc.r:hc.w]...)
+			hc.r = hc.w
+			tc := tls.Server(&prefixConn{Conn: conn, prefix: prefix}, tlsConfig(cfg.TLS))
 			if err := tc.Handshake(); err != nil {
 				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}
 			}
@@ -76,9 +80,15 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 				if _, err := c.Write([]byte{'N'}); err != nil {
 					return c, err
 				}
+				if err := noneBuffered(hc); err != nil {
+					return c, err
+				}
 				continue
 			}
 			if _, err := c.Write([]byte{'S'}); err != nil {
+				return c, err
+			}
+			if err := noneBuffered(hc); err != nil {
 				return c, err
 			}
 			tc := tls.Server(conn, tlsConfig(cfg.TLS))
@@ -108,6 +118,16 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 			return c, startupMessage(c, code, body[4:], st)
 		}
 	}
+}
+
+// noneBuffered refuses bytes a client sent after an SSLRequest without
+// waiting for the answer, as PostgreSQL does: over TLS they would not be
+// protected (CVE-2021-23214's shape).
+func noneBuffered(hc *handshakeConn) error {
+	if hc.buffered() == 0 {
+		return nil
+	}
+	return reply(hc, fatal(CodeProtocolViolation, "received unencrypted data after SSL request"))
 }
 
 // startupMessage parses a StartupMessage's parameters and declines a newer

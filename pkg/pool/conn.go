@@ -54,44 +54,60 @@ func (e *ServerError) Error() string { return fmt.Sprintf("server error %s: %s",
 // ErrorResponse is returned as a *ServerError. It returns the final
 // transaction status.
 func (c *Conn) Exec(ctx context.Context, sql string) (txStatus byte, err error) {
+	st, errs, err := c.ExecBatch(ctx, sql)
+	if err != nil {
+		return 0, err
+	}
+	return st, errs[0]
+}
+
+// ExecBatch sends each of sqls as its own simple Query, all in one write,
+// and reads every answer: one round trip for statements that must not
+// share a Query (DISCARD ALL refuses to run in a multi-statement one).
+// errs[i] is the first ErrorResponse to sqls[i] as a *ServerError, or
+// nil; err is an I/O or protocol failure, after which the connection's
+// state is unknown. txStatus is the status after the last query.
+func (c *Conn) ExecBatch(ctx context.Context, sqls ...string) (txStatus byte, errs []error, err error) {
 	if d, ok := ctx.Deadline(); ok {
 		c.Net.SetDeadline(d)
 		defer c.Net.SetDeadline(time.Time{})
 	}
-	msg := make([]byte, 5, 6+len(sql))
-	msg[0] = 'Q'
-	msg = append(msg, sql...)
-	msg = append(msg, 0)
-	binary.BigEndian.PutUint32(msg[1:5], uint32(len(msg)-1))
-	if _, err := c.W.Write(msg); err != nil {
-		return 0, err
+	for _, sql := range sqls {
+		var hdr [5]byte
+		hdr[0] = 'Q'
+		binary.BigEndian.PutUint32(hdr[1:], uint32(4+len(sql)+1))
+		c.W.Write(hdr[:])
+		c.W.WriteString(sql)
+		c.W.WriteByte(0)
 	}
 	if err := c.W.Flush(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	var first error
+	errs = make([]error, len(sqls))
 	var body []byte
-	for {
+	for i := 0; i < len(sqls); {
 		typ, b, err := ReadMessage(c.R, body)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		body = b
 		switch typ {
 		case 'E':
-			if first == nil {
-				first = ParseError(body)
+			if errs[i] == nil {
+				errs[i] = ParseError(body)
 			}
 		case 'S':
 			name, value := ParseParameterStatus(body)
 			c.Params[name] = value
 		case 'Z':
 			if len(body) != 1 {
-				return 0, errors.New("pool: malformed ReadyForQuery")
+				return 0, nil, errors.New("pool: malformed ReadyForQuery")
 			}
-			return body[0], first
+			txStatus = body[0]
+			i++
 		}
 	}
+	return txStatus, errs, nil
 }
 
 // ReadMessage reads one whole message into buf (grown as needed).

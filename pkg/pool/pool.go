@@ -363,12 +363,17 @@ func (p *Pool) Release(c *Conn) {
 	p.mu.Unlock()
 }
 
+// ResetQuery is the query session mode's check-in runs (Reset).
+func (p *Pool) ResetQuery() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg.ResetQuery
+}
+
 // Reset runs the reset query (session mode's check-in) and releases the
 // connection, or discards it when the reset fails.
 func (p *Pool) Reset(ctx context.Context, c *Conn) {
-	p.mu.Lock()
-	q := p.cfg.ResetQuery
-	p.mu.Unlock()
+	q := p.ResetQuery()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if st, err := c.Exec(ctx, q); err != nil || st != 'I' {

@@ -91,6 +91,9 @@ type Options struct {
 	// per-server prepared-statement LRU (transaction mode), with the
 	// session's lock held: keep it fast.
 	OnCacheOp func(op string)
+	// OnReplay is called for each round trip that replays a client's
+	// settings on a server connection that had other ones.
+	OnReplay func()
 	// OnClientBytes is called with the bytes of every read from (in true)
 	// and write to (in false) a client connection, TLS included.
 	OnClientBytes func(in bool, n int)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,8 @@ type running struct {
 	addr   string
 	pools  *route.Pools
 	events chan proxy.QueryEvent
+	// replays counts the settings replays (OnReplay).
+	replays atomic.Int64
 }
 
 // url is a connection string through the proxy.
@@ -67,6 +70,7 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 		Log:               log,
 		PreparedPerServer: o.lru,
 		MaxClients:        o.maxClients,
+		OnReplay:          func() { r.replays.Add(1) },
 	}
 	if o.events {
 		r.events = make(chan proxy.QueryEvent, 10000)

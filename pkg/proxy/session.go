@@ -76,6 +76,11 @@ type serverState struct {
 	unsure bool
 }
 
+func newServerState() *serverState {
+	lru, _ := simplelru.NewLRU[string, struct{}](1<<30, nil)
+	return &serverState{stmts: lru}
+}
+
 // dummyClose is the statement name of a Close sent only for its
 // CloseComplete; nothing is ever prepared under it.
 const dummyClose = "qpr_none"
@@ -134,6 +139,7 @@ type session struct {
 	serverFatal   bool    // the server sent a FATAL (or PANIC): its own last word
 	lastCmd       string
 	varsKey       string            // vars.key(), kept current with vars
+	startKey      string            // vars.key() of the startup settings alone
 	view          map[string]string // parameter values as the client knows them
 	out           []byte
 	dirty         *pool.Conn // written to, not yet flushed (client goroutine only)
@@ -185,6 +191,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
 	}
 	s.varsKey = s.vars.key()
+	s.startKey = s.varsKey
 	return s
 }
 
@@ -435,8 +442,7 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 	sst, _ := srv.State.(*serverState)
 	if sst == nil {
-		lru, _ := simplelru.NewLRU[string, struct{}](1<<30, nil)
-		sst = &serverState{stmts: lru}
+		sst = newServerState()
 		srv.State = sst
 	}
 	want := s.varsKey
@@ -444,6 +450,9 @@ func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 		return nil
 	}
 	q := "RESET ALL;\n" + want
+	if s.p.opts.OnReplay != nil {
+		s.p.opts.OnReplay()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := srv.Exec(ctx, q)
@@ -1102,8 +1111,7 @@ func (s *session) end(final *clientError) {
 			if s.rename && !pinned {
 				pl.Release(srv)
 			} else {
-				srv.State = nil // the reset drops settings and statements
-				pl.Reset(context.Background(), srv)
+				s.checkIn(pl, srv)
 			}
 		}
 	}
@@ -1114,6 +1122,34 @@ func (s *session) end(final *clientError) {
 	if s.pool != nil {
 		s.pool.Leave()
 	}
+}
+
+// checkIn resets a server leaving a session-mode (or pinned) client and,
+// in the same round trip, applies the client's startup settings: the next
+// client, which usually sends the same ones (an application reconnecting,
+// pgbench -C), then needs no replay before its welcome.
+func (s *session) checkIn(pl *pool.Pool, srv *pool.Conn) {
+	qs := []string{pl.ResetQuery()}
+	if s.startKey != "" {
+		qs = append(qs, "RESET ALL;\n"+s.startKey)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, errs, err := srv.ExecBatch(ctx, qs...)
+	if err == nil && errs[0] != nil {
+		err = errs[0]
+	}
+	if err != nil || st != 'I' {
+		s.p.log.Debug("proxy: reset failed", "pool", pl.Name(), "pid", srv.PID, "err", err)
+		pl.Discard(srv)
+		return
+	}
+	sst := newServerState() // the reset dropped settings and statements
+	if len(qs) == 2 && errs[1] == nil {
+		sst.varsKey = s.startKey
+	}
+	srv.State = sst
+	pl.Release(srv)
 }
 
 func containsFold(s, sub string) bool {

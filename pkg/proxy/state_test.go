@@ -75,6 +75,60 @@ func TestSettingsReplay(t *testing.T) {
 	}
 }
 
+// Session mode: a client leaving resets its server and, in the same round
+// trip, puts the client's startup settings back, so the next client with
+// the same ones is welcomed without a replay; what the leaving client SET
+// is gone all the same.
+func TestSessionCheckInKeepsStartupSettings(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Session, size: 1})
+	ctx := context.Background()
+	show := func(conn *pgx.Conn, name string) string {
+		t.Helper()
+		var v string
+		if err := conn.QueryRow(ctx, "select current_setting($1)", name).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	same := r.url("postgres") + "&application_name=qpr-same&search_path=pg_catalog"
+	a, err := pgx.Connect(ctx, same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec(ctx, "set work_mem = '77MB'"); err != nil {
+		t.Fatal(err)
+	}
+	a.Close(ctx)
+	if n := r.replays.Load(); n != 1 {
+		t.Fatalf("replays after the first client: %d, want 1 (a fresh server)", n)
+	}
+	b := connect(t, same) // waits for a's server (pool of 1) to be checked in
+	if got := show(b, "work_mem"); got != "4MB" {
+		t.Errorf("b sees a's work_mem: %q", got)
+	}
+	if got := show(b, "application_name"); got != "qpr-same" {
+		t.Errorf("b's application_name: %q", got)
+	}
+	if got := show(b, "search_path"); got != "pg_catalog" {
+		t.Errorf("b's search_path: %q", got)
+	}
+	if n := r.replays.Load(); n != 1 {
+		t.Errorf("replays after a client with the same startup settings: %d, want 1", n)
+	}
+	b.Close(ctx)
+	d := connect(t, r.url("postgres")+"&application_name=qpr-other")
+	if got := show(d, "application_name"); got != "qpr-other" {
+		t.Errorf("d's application_name: %q", got)
+	}
+	if got := show(d, "search_path"); got != `"$user", public` {
+		t.Errorf("d sees b's search_path: %q", got)
+	}
+	if n := r.replays.Load(); n != 2 {
+		t.Errorf("replays after a client with other settings: %d, want 2", n)
+	}
+}
+
 // Advisory locks and temp tables pin; the pinned server is reset when the
 // client leaves.
 func TestPinning(t *testing.T) {

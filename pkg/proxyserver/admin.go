@@ -41,6 +41,7 @@ func (s *Server) observe(o *proxy.Options) {
 		adm.RoutingDecision(pool, "primary")
 	}
 	o.OnCacheOp = adm.CacheOp
+	o.OnReplay = adm.SettingsReplay
 	o.OnClient = func(connected bool) {
 		if connected {
 			adm.ClientConnected()

@@ -4,6 +4,7 @@ package pool
 
 import (
 	"context"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 	"net"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -51,7 +52,7 @@ func CountingConnector(serverURL string, password func(user string) string, read
 		if err != nil {
 			return nil, err
 		}
-		return CountConn(c, read, wrote), nil
+		return CountConn(rawconn.Wrap(c), read, wrote), nil
 	}
 	return connectorFor(base, password), nil
 }

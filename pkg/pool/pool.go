@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 	"log/slog"
 	"maps"
 	"sync"
@@ -320,10 +321,11 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 		pc.Close(context.Background())
 		return nil, err
 	}
+	nc := rawconn.Wrap(h.Conn)
 	c := &Conn{
-		Net:     h.Conn,
-		R:       bufio.NewReaderSize(h.Conn, 32<<10),
-		W:       bufio.NewWriterSize(h.Conn, 16<<10),
+		Net:     nc,
+		R:       bufio.NewReaderSize(nc, 32<<10),
+		W:       bufio.NewWriterSize(nc, 16<<10),
 		PID:     h.PID,
 		Secret:  h.SecretKey,
 		Params:  maps.Clone(h.ParameterStatuses),

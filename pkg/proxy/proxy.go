@@ -16,6 +16,7 @@ import (
 
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 	"github.com/qpkit/qpkit/pkg/route"
 )
 
@@ -208,6 +209,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 
 func (p *Proxy) serveConn(conn net.Conn) {
 	defer conn.Close()
+	conn = rawconn.Wrap(conn)
 	if f := p.opts.OnClientBytes; f != nil {
 		conn = pool.CountConn(conn, func(n int) { f(true, n) }, func(n int) { f(false, n) })
 	}

@@ -349,6 +349,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		if ok {
 			srv.Params[name] = value
 			s.view[name] = value
+			s.noteReported(name, value)
 		}
 	}
 	return act, release, ev, nil

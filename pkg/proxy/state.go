@@ -145,6 +145,30 @@ func splitStatements(sql string) []string {
 	return out
 }
 
+// reportedSettings are the settings a client can change that PostgreSQL
+// reports with ParameterStatus when they change.
+var reportedSettings = map[string]bool{
+	"application_name": true, "client_encoding": true, "datestyle": true,
+	"default_transaction_read_only": true, "intervalstyle": true,
+	"standard_conforming_strings": true, "timezone": true,
+}
+
+// noteReported records, in transaction mode, a reported setting's new
+// value as a change to replay, like a SET: the server says what changed
+// even when the text matching saw nothing (a function or DO block that
+// calls set_config). It takes effect, like a SET, when the statement's
+// transaction ends without a rollback; a SET LOCAL's value and its
+// restoration at the end of the transaction both pass through here, the
+// restoration last.
+func (s *session) noteReported(name, value string) {
+	key := strings.ToLower(name)
+	if !s.rename || !reportedSettings[key] {
+		return
+	}
+	s.pending = append(s.pending, varOp{key: key,
+		stmt: "SELECT pg_catalog.set_config(" + quoteLiteral(key) + ", " + quoteLiteral(value) + ", false)"})
+}
+
 // vars is a client's settings: name to the statement that set it.
 type vars map[string]string
 

@@ -129,6 +129,57 @@ func TestSessionCheckInKeepsStartupSettings(t *testing.T) {
 	}
 }
 
+// A reported setting changed where the text matching cannot see it (inside
+// a function) follows the client in transaction mode, from the server's
+// ParameterStatus; one changed inside a rolled-back transaction does not.
+func TestReportedSettingsFollow(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	direct := connect(t, c.URL())
+	if _, err := direct.Exec(ctx, `create or replace function qpr_set_tz(tz text) returns void language plpgsql
+		as $$ begin perform pg_catalog.set_config('TimeZone', tz, false); end $$`); err != nil {
+		t.Fatal(err)
+	}
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 3})
+	a := connect(t, r.url("postgres"))
+	b := connect(t, r.url("postgres"))
+	show := func(conn *pgx.Conn) string {
+		t.Helper()
+		var v string
+		if err := conn.QueryRow(ctx, "select current_setting('TimeZone')").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	def := show(b)
+	if _, err := a.Exec(ctx, "select qpr_set_tz('Asia/Tokyo')"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := a.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "select qpr_set_tz('America/Lima')"); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback(ctx)
+	for i := 0; i < 12; i++ {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.Exec(ctx, "select pg_sleep(0.01)")
+		}()
+		if got := show(a); got != "Asia/Tokyo" {
+			t.Fatalf("a's TimeZone on round %d: %q", i, got)
+		}
+		wg.Wait()
+		if got := show(b); got != def {
+			t.Fatalf("b sees a's TimeZone on round %d: %q", i, got)
+		}
+	}
+}
+
 // Advisory locks and temp tables pin; the pinned server is reset when the
 // client leaves.
 func TestPinning(t *testing.T) {

@@ -4,10 +4,10 @@ package pool
 
 import (
 	"context"
-	"github.com/qpkit/qpkit/pkg/rawconn"
 	"net"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 )
 
 // countConn reports the bytes of each Read and Write.

@@ -8,13 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/qpkit/qpkit/pkg/rawconn"
 	"log/slog"
 	"maps"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 )
 
 // Config is one pool's settings. Zero fields take the defaults listed.

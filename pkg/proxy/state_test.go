@@ -41,14 +41,7 @@ func TestSettingsReplay(t *testing.T) {
 	tx, _ := a.Begin(ctx)
 	tx.Exec(ctx, "set statement_timeout = '9s'")
 	tx.Rollback(ctx) // rolled back: not replayed
-	// Keep the other servers busy in turn so a lands on each of them.
-	for i := 0; i < 12; i++ {
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b.Exec(ctx, "select pg_sleep(0.01)")
-		}()
+	rounds(t, b, func(i int) {
 		if got := show(a, "search_path"); got != "pg_catalog, public" {
 			t.Fatalf("search_path on round %d: %q", i, got)
 		}
@@ -58,11 +51,11 @@ func TestSettingsReplay(t *testing.T) {
 		if got := show(a, "statement_timeout"); got != "0" {
 			t.Fatalf("statement_timeout on round %d: %q", i, got)
 		}
-		wg.Wait()
+	}, func(int) {
 		if got := show(b, "search_path"); got != `"$user", public` {
 			t.Fatalf("b sees a's search_path: %q", got)
 		}
-	}
+	})
 	// The client saw application_name change via ParameterStatus.
 	if got := a.PgConn().ParameterStatus("application_name"); got != "qpr-a" {
 		t.Errorf("ParameterStatus application_name = %q", got)
@@ -163,20 +156,32 @@ func TestReportedSettingsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	tx.Rollback(ctx)
+	rounds(t, b, func(i int) {
+		if got := show(a); got != "Asia/Tokyo" {
+			t.Fatalf("a's TimeZone on round %d: %q", i, got)
+		}
+	}, func(i int) {
+		if got := show(b); got != def {
+			t.Fatalf("b sees a's TimeZone on round %d: %q", i, got)
+		}
+	})
+}
+
+// rounds runs during(i) 12 times while b keeps a server busy in turn (so
+// that the other client lands on each server), then after(i) once b's
+// statement is done.
+func rounds(t *testing.T, b *pgx.Conn, during, after func(i int)) {
+	t.Helper()
 	for i := 0; i < 12; i++ {
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b.Exec(ctx, "select pg_sleep(0.01)")
+			b.Exec(context.Background(), "select pg_sleep(0.01)")
 		}()
-		if got := show(a); got != "Asia/Tokyo" {
-			t.Fatalf("a's TimeZone on round %d: %q", i, got)
-		}
+		during(i)
 		wg.Wait()
-		if got := show(b); got != def {
-			t.Fatalf("b sees a's TimeZone on round %d: %q", i, got)
-		}
+		after(i)
 	}
 }
 

@@ -75,7 +75,6 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 	if err != nil || st.Cancel != nil {
 		return nil, st, err
 	}
-
 	if cfg.RequireTLS && !st.TLS {
 		return nil, st, reply(c, fatal(CodeInvalidAuthorization, "SSL required"))
 	}

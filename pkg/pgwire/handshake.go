@@ -40,13 +40,18 @@ func (h *handshakeConn) Read(p []byte) (int, error) {
 // served.
 func (h *handshakeConn) buffered() int { return h.w - h.r }
 
+// take returns a copy of the bytes still buffered and forgets them.
+func (h *handshakeConn) take() []byte {
+	rest := append([]byte(nil), h.buf[h.r:h.w]...)
+	h.r = h.w
+	return rest
+}
+
 // unwrap is the connection to go on with: the bare one, or one that first
 // serves the bytes still buffered.
 func (h *handshakeConn) unwrap() net.Conn {
 	if h.r == h.w {
 		return h.Conn
 	}
-	rest := append([]byte(nil), h.buf[h.r:h.w]...)
-	h.r = h.w
-	return &prefixConn{Conn: h.Conn, prefix: rest}
+	return &prefixConn{Conn: h.Conn, prefix: h.take()}
 }

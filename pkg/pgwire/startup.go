@@ -49,8 +49,7 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 		}
 		if hdr[0] == tlsRecordHandshake && !sslAsked && !gssAsked && cfg.TLS != nil {
 			// PostgreSQL 17's direct TLS: a ClientHello instead of an SSLRequest.
-			prefix := append(slices.Clone(hdr[:]), hc.buf[hc.r:hc.w]...)
-			hc.r = hc.w
+			prefix := append(slices.Clone(hdr[:]), hc.take()...)
 			tc := tls.Server(&prefixConn{Conn: conn, prefix: prefix}, tlsConfig(cfg.TLS))
 			if err := tc.Handshake(); err != nil {
 				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}

@@ -120,7 +120,7 @@ func (h *fastHTTP) headersMatch(r *http.Request, c *fastCall) bool {
 		}
 		return v[0], true
 	}
-	if mcp.ValidateParamHeadersLookup(lookup, &c.tool.Tool, c.params) != nil {
+	if h.f.hasParamHeaders(&c.tool.Tool) && mcp.ValidateParamHeadersLookup(lookup, &c.tool.Tool, c.params) != nil {
 		return false
 	}
 	c.req.Header = r.Header

@@ -767,3 +767,30 @@ func TestFastPathServesMCPGoClients(t *testing.T) {
 		}
 	}
 }
+
+// TestFastPathParamHeadersCached: whether a tool binds parameters to
+// headers is worked out once per schema, and a new schema under the same
+// name is worked out again.
+func TestFastPathParamHeadersCached(t *testing.T) {
+	var f fastPath
+	plain := mcp.NewTool("t", mcp.WithString("sql"))
+	bound := mcp.NewToolWithRawSchema("t", "", json.RawMessage(
+		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`))
+	if len(mcp.ExtractParamHeaderBindings(&bound)) != 1 {
+		t.Fatal("the bound schema has no binding")
+	}
+	for range 2 {
+		copied := plain // as GetTool returns it: a copy sharing the maps
+		if f.hasParamHeaders(&copied) {
+			t.Error("plain schema: has headers")
+		}
+		if !f.hasParamHeaders(&bound) {
+			t.Error("bound schema: no headers")
+		}
+	}
+	n := 0
+	f.paramHeaders.Range(func(any, any) bool { n++; return true })
+	if n != 2 {
+		t.Errorf("%d cache entries, want 2", n)
+	}
+}

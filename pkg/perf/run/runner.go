@@ -11,6 +11,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"time"
@@ -158,9 +159,7 @@ func (r *Runner) latencyUnit(ctx context.Context, paths []Path, q Query) ([]*per
 // timed makes one call with the timeout and returns its sample. The heap
 // is collected before the clock starts when it has grown large.
 func (r *Runner) timed(ctx context.Context, p Path, q Query, phase string, iter int) *perf.Sample {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	if ms.HeapAlloc > gcLimit {
+	if heapLive() > gcLimit {
 		runtime.GC()
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout+timeoutGrace)
@@ -175,6 +174,14 @@ func (r *Runner) timed(ctx context.Context, p Path, q Query, phase string, iter 
 		p.Open(ctx)
 	}
 	return s
+}
+
+// heapLive is the bytes in heap objects, read without stopping the world
+// (runtime.ReadMemStats stops it, and so would perturb the next call).
+func heapLive() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func sample(path, query, phase string, conc, iter, client int, dur time.Duration, res Result, err error) *perf.Sample {

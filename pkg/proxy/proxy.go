@@ -84,7 +84,10 @@ type Options struct {
 	CancelTimeout time.Duration
 	Log           *slog.Logger
 	// OnQuery is called once per completed statement, on the session's
-	// goroutine: keep it fast.
+	// goroutine, after the client has been sent the ReadyForQuery that
+	// follows it and, in transaction mode, the server went back to the
+	// pool: keep it fast. A client may see its answer a moment before
+	// the statement is observed.
 	OnQuery func(QueryEvent)
 	// OnAcquire is called after each server acquire with the wait.
 	OnAcquire func(pool string, wait time.Duration)

@@ -42,6 +42,7 @@ type cfg struct {
 	size       int
 	timeout    time.Duration
 	events     bool
+	onQuery    func(proxy.QueryEvent) // instead of events
 	lru        int
 	maxClients int
 }
@@ -80,6 +81,9 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 			default:
 			}
 		}
+	}
+	if o.onQuery != nil {
+		opts.OnQuery = o.onQuery
 	}
 	p, err := proxy.New(opts)
 	if err != nil {

@@ -44,6 +44,12 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			kept = false
 		}
 	}()
+	// Completed statements go to OnQuery once the client has its answer
+	// and the server is back in the pool: digests and metrics stay off
+	// the round trip.
+	var evBuf [4]QueryEvent
+	evs := evBuf[:0]
+	defer func() { s.observe(evs) }()
 	if len(initial) > 0 {
 		if _, err := s.cw.Write(initial); err != nil {
 			s.clientFailed(srv)
@@ -132,7 +138,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			return false
 		}
 		if ev != nil {
-			s.p.opts.OnQuery(*ev)
+			evs = append(evs, *ev)
 		}
 		switch act {
 		case forward:
@@ -172,7 +178,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 				s.wmu.Lock() // the client goroutine's write has returned
 				s.wmu.Unlock()
 				srv.Pool().Release(srv)
-				return false
+				return false // the deferred observe runs after the release
 			}
 			s.mu.Lock()
 			draining := s.ending || s.p.isDraining()
@@ -181,6 +187,8 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			if draining && idle {
 				s.client.Conn.Close() // Shutdown: the transaction is over
 			}
+			s.observe(evs)
+			evs = evs[:0]
 			if inline {
 				s.mu.Lock()
 				idle := len(s.queue) == 0
@@ -411,6 +419,13 @@ func (s *session) endOfStatement() {
 		s.pending = s.pending[:0]
 	}
 	s.failed = false
+}
+
+// observe hands evs to OnQuery.
+func (s *session) observe(evs []QueryEvent) {
+	for i := range evs {
+		s.p.opts.OnQuery(evs[i])
+	}
 }
 
 // event builds an OnQuery event when the hook is set.

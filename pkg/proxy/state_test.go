@@ -329,6 +329,39 @@ func TestQueryEvents(t *testing.T) {
 	}
 }
 
+// TestQueryObservedAfterAnswer: OnQuery runs once the client has its
+// answer, so a slow hook does not hold the client's round trip up.
+func TestQueryObservedAfterAnswer(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			release := make(chan struct{})
+			observed := make(chan string, 1)
+			r := startProxy(t, c, cfg{mode: m, size: 2, onQuery: func(e proxy.QueryEvent) {
+				<-release
+				observed <- e.SQL
+			}})
+			conn := connect(t, r.url("postgres"))
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			var n int
+			err := conn.QueryRow(ctx, "select 7", pgx.QueryExecModeSimpleProtocol).Scan(&n)
+			close(release)
+			if err != nil || n != 7 {
+				t.Fatalf("answer while the hook waits: %d, %v", n, err)
+			}
+			select {
+			case sql := <-observed:
+				if sql != "select 7" {
+					t.Errorf("observed %q", sql)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("statement never observed")
+			}
+		})
+	}
+}
+
 // Server connections are reused across clients in both modes: a client
 // leaving returns its server (reset in session mode), it is not closed.
 func TestServersReused(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 	"weak"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -82,10 +81,8 @@ type schemaKey struct {
 // hasParamHeaders reports whether t has parameter headers to check.
 func (f *fastPath) hasParamHeaders(t *mcp.Tool) bool {
 	k := schemaKey{name: t.Name, props: reflect.ValueOf(t.InputSchema.Properties).Pointer(),
-		defs: reflect.ValueOf(t.InputSchema.Defs).Pointer(), rawLen: len(t.RawInputSchema)}
-	if len(t.RawInputSchema) > 0 {
-		k.raw = uintptr(unsafe.Pointer(unsafe.SliceData(t.RawInputSchema)))
-	}
+		defs: reflect.ValueOf(t.InputSchema.Defs).Pointer(),
+		raw:  reflect.ValueOf(t.RawInputSchema).Pointer(), rawLen: len(t.RawInputSchema)}
 	if v, ok := f.paramHeaders.Load(k); ok {
 		return v.(bool)
 	}

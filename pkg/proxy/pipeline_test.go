@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -171,5 +172,57 @@ func TestPreparedEviction(t *testing.T) {
 	var count int
 	if err := conn.QueryRow(ctx, "select count(*) from pg_prepared_statements where name like 'qpr_%'", pgx.QueryExecModeSimpleProtocol).Scan(&count); err != nil || count > 3 {
 		t.Fatalf("server holds %d renamed statements (max 3): %v", count, err)
+	}
+}
+
+// TestPipelineEventsPastHeld: a pipeline of more statements than a relay
+// holds back before its ReadyForQuery reports each one once, in order.
+func TestPipelineEventsPastHeld(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 2, events: true})
+			conn := connect(t, r.url("postgres"))
+			ctx := context.Background()
+			p := conn.PgConn().StartPipeline(ctx)
+			const n = 150 // more than twice maxHeldEvents
+			for i := range n {
+				p.SendQueryParams(fmt.Sprintf("select %d", i), nil, nil, nil, nil)
+			}
+			p.Sync()
+			if err := p.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				res, err := p.GetResults()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rr, ok := res.(*pgconn.ResultReader); ok {
+					rr.Close()
+				}
+				if _, ok := res.(*pgconn.PipelineSync); ok {
+					break
+				}
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				select {
+				case e := <-r.events:
+					if want := fmt.Sprintf("select %d", i); e.SQL != want {
+						t.Fatalf("event %d: %q, want %q", i, e.SQL, want)
+					}
+				case <-time.After(3 * time.Second):
+					t.Fatalf("event %d missing", i)
+				}
+			}
+			select {
+			case e := <-r.events:
+				t.Errorf("extra event %q", e.SQL)
+			case <-time.After(100 * time.Millisecond):
+			}
+		})
 	}
 }

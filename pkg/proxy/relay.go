@@ -139,6 +139,10 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 		}
 		if ev != nil {
 			evs = append(evs, *ev)
+			if len(evs) == maxHeldEvents { // a long pipeline without Sync
+				s.observe(evs)
+				evs = evs[:0]
+			}
 		}
 		switch act {
 		case forward:
@@ -420,6 +424,10 @@ func (s *session) endOfStatement() {
 	}
 	s.failed = false
 }
+
+// maxHeldEvents bounds the statements a relay holds back from OnQuery
+// until the next ReadyForQuery.
+const maxHeldEvents = 64
 
 // observe hands evs to OnQuery.
 func (s *session) observe(evs []QueryEvent) {

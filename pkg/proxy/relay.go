@@ -429,8 +429,18 @@ func (s *session) endOfStatement() {
 // until the next ReadyForQuery.
 const maxHeldEvents = 64
 
-// observe hands evs to OnQuery.
+// observe hands evs to OnQuery. A panic in the hook is logged and goes
+// no further: it may run after the server went back to the pool, where
+// relay's own recovery would fail a server that is no longer the session's.
 func (s *session) observe(evs []QueryEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.p.log.Warn("proxy: OnQuery panicked", "client", s.addr, "panic", r)
+		}
+	}()
 	for i := range evs {
 		s.p.opts.OnQuery(evs[i])
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -357,6 +358,42 @@ func TestQueryObservedAfterAnswer(t *testing.T) {
 				}
 			case <-time.After(3 * time.Second):
 				t.Fatal("statement never observed")
+			}
+		})
+	}
+}
+
+// TestQueryHookPanic: a panicking OnQuery is contained: clients keep
+// their connections and the pool's one server keeps serving them all.
+func TestQueryHookPanic(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			var calls atomic.Int64
+			r := startProxy(t, c, cfg{mode: m, size: 1, onQuery: func(proxy.QueryEvent) {
+				calls.Add(1)
+				panic("hook")
+			}})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			a := connect(t, r.url("postgres"))
+			for i := range 3 {
+				var n int
+				if err := a.QueryRow(ctx, "select $1::int", i).Scan(&n); err != nil || n != i {
+					t.Fatalf("query %d: %d, %v", i, n, err)
+				}
+			}
+			if m == proxy.Transaction { // in session mode a second client would wait for the first
+				b := connect(t, r.url("postgres"))
+				for i := range 3 {
+					var n int
+					if err := b.QueryRow(ctx, "select $1::int", i).Scan(&n); err != nil || n != i {
+						t.Fatalf("second client, query %d: %d, %v", i, n, err)
+					}
+				}
+			}
+			if calls.Load() == 0 {
+				t.Error("the hook never ran")
 			}
 		})
 	}

@@ -43,16 +43,25 @@ func (l benchLatencies) report(b *testing.B) {
 // startTB starts and initializes c for a benchmark.
 func startTB(b *testing.B, c *client.Client) *client.Client {
 	b.Helper()
+	return startTBVersion(b, c, mcp.LATEST_PROTOCOL_VERSION)
+}
+
+// startTBVersion is startTB with the protocol version the client asks for.
+func startTBVersion(b *testing.B, c *client.Client, version string) *client.Client {
+	b.Helper()
 	ctx := context.Background()
 	b.Cleanup(func() { c.Close() })
 	if err := c.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
 	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = version
 	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "0"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		b.Fatal(err)
+	}
+	if c.ProtocolVersion() != version {
+		b.Fatalf("negotiated %s, want %s", c.ProtocolVersion(), version)
 	}
 	return c
 }
@@ -143,6 +152,10 @@ func timeLoop(b *testing.B, once func()) {
 }
 
 func httpBenchClient(b *testing.B, cfg Config) *client.Client {
+	return httpBenchClientVersion(b, cfg, mcp.LATEST_PROTOCOL_VERSION)
+}
+
+func httpBenchClientVersion(b *testing.B, cfg Config, version string) *client.Client {
 	srv, _ := newPoolServer(b, cfg, 1)
 	ts := httptest.NewServer(NewHTTPHandler(srv, HTTPOptions{}))
 	b.Cleanup(ts.Close)
@@ -150,7 +163,7 @@ func httpBenchClient(b *testing.B, cfg Config) *client.Client {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return startTB(b, c)
+	return startTBVersion(b, c, version)
 }
 
 func BenchmarkHTTPRunSelect1(b *testing.B) {
@@ -544,25 +557,42 @@ func BenchmarkHandleRunSelect1(b *testing.B) {
 // BenchmarkE2ESelect1 interleaves, per iteration, SELECT 1 through the
 // executor alone, through mcp-go's client over this package's in-process
 // transport, and over streamable HTTP (httptest listener), each on its own
-// server and pool of one, and reports each one's p50 and the p50 of the
-// per-iteration differences: in-process over the executor (issue 4's
-// in-process overhead) and HTTP over in-process (its HTTP target).
+// server and pool of one, with the client speaking 2025-11-25 (the newest
+// version of the official TypeScript SDK; "-v2025" metrics) and 2026-07-28
+// ("-v2026"). It reports each one's p50 and the p50 of the per-iteration
+// differences: in-process over the executor (issue 4's in-process
+// overhead) and HTTP over in-process (its HTTP target).
 func BenchmarkE2ESelect1(b *testing.B) {
 	_, pool := newPoolServer(b, Config{}, 1)
 	e := benchExecutor(b, pool)
-	srv, _ := newPoolServer(b, Config{}, 1)
+	inproc := func(version string) func() {
+		srv, _ := newPoolServer(b, Config{}, 1)
+		return selectCall(b, startTBVersion(b, NewInProcessClient(srv), version))
+	}
+	const legacy, modern = mcp.LATEST_LEGACY_PROTOCOL_VERSION, mcp.LATEST_PROTOCOL_VERSION
 	steps := []func(){
 		execSelect1(b, e),
-		selectCall(b, startTB(b, NewInProcessClient(srv))),
-		selectCall(b, httpBenchClient(b, Config{})),
+		inproc(legacy),
+		httpCallVersion(b, legacy),
+		inproc(modern),
+		httpCallVersion(b, modern),
 	}
 	lat := interleave(b, steps)
 	diff := func(j, k int) []time.Duration { return diffs(lat, j, k) }
 	b.ReportMetric(p50(lat[0]), "exec-p50-ns")
-	b.ReportMetric(p50(lat[1]), "inproc-p50-ns")
-	b.ReportMetric(p50(lat[2]), "http-p50-ns")
-	b.ReportMetric(p50(diff(1, 0)), "inproc-over-exec-p50-ns")
-	b.ReportMetric(p50(diff(2, 1)), "http-over-inproc-p50-ns")
-	b.ReportMetric(p50(diff(2, 0)), "http-over-exec-p50-ns")
+	for i, v := range []string{"v2025", "v2026"} {
+		in, ht := 1+2*i, 2+2*i
+		b.ReportMetric(p50(lat[in]), "inproc-"+v+"-p50-ns")
+		b.ReportMetric(p50(lat[ht]), "http-"+v+"-p50-ns")
+		b.ReportMetric(p50(diff(in, 0)), "inproc-over-exec-"+v+"-p50-ns")
+		b.ReportMetric(p50(diff(ht, in)), "http-over-inproc-"+v+"-p50-ns")
+		b.ReportMetric(p50(diff(ht, 0)), "http-over-exec-"+v+"-p50-ns")
+	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// httpCallVersion is one checked run_select of SELECT 1 over streamable
+// HTTP, the client speaking version.
+func httpCallVersion(b *testing.B, version string) func() {
+	return selectCall(b, httpBenchClientVersion(b, Config{}, version))
 }

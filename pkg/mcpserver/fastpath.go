@@ -1,6 +1,6 @@
-// The fast path: a 2026-07-28 tools/call of one of mcpg's own tools,
-// decoded once and answered by the tool directly, with the reply encoded in
-// one pass; every other message goes to mcp-go's MCPServer.HandleMessage.
+// The fast path: a tools/call of one of mcpg's own tools, decoded once and
+// answered by the tool directly, with the reply encoded in one pass; every
+// other message goes to mcp-go's MCPServer.HandleMessage.
 
 package mcpserver
 
@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -33,10 +34,15 @@ import (
 //   - the message is one JSON object with exactly the members jsonrpc
 //     ("2.0"), id (a string or an integer of at most 15 digits), method
 //     ("tools/call") and params, each once and spelled exactly so;
-//   - params has exactly name, _meta and optionally arguments, each once;
-//     _meta has only the protocol version (2026-07-28 or later, one mcp-go
-//     knows), the client capabilities (valid ones) and the client info, and
-//     optionally a progressToken;
+//   - params has exactly name, optionally arguments, and _meta, each once;
+//     for a 2026-07-28 call _meta has only the protocol version (2026-07-28
+//     or later, one mcp-go knows), the client capabilities (valid ones) and
+//     the client info, and optionally a progressToken;
+//   - a call of an earlier protocol version (the version the official
+//     TypeScript SDK and most clients speak, negotiated by initialize) has
+//     no _meta or one with only a progressToken, and is served only where
+//     the transport's session is known (stdio and in process; on HTTP such
+//     a call needs mcp-go's session handling and goes to mcp-go);
 //   - the tool is registered on the server, not as a task tool, and its
 //     handler is one of this package's (handler.tool), so it reads only its
 //     arguments, the session ID, the principal and trace context, and never
@@ -125,14 +131,16 @@ type fastCall struct {
 	idJSON  []byte // as mcp-go encodes it back
 	params  []byte // the raw params, for the HTTP header checks
 	version string // the protocol version in _meta
+	legacy  bool   // a call of a protocol version before 2026-07-28
 	tool    server.ServerTool
 	req     mcp.CallToolRequest
 }
 
 // recognise decodes msg into c when the fast path can answer it (see the
 // conditions above) and reports whether it can. session is the session
-// the call would run in, nil for HTTP's ephemeral ones.
-func (f *fastPath) recognise(s *server.MCPServer, session server.ClientSession, msg []byte, c *fastCall) bool {
+// the call would run in, nil for HTTP's ephemeral ones; legacy says
+// whether calls of protocol versions before 2026-07-28 may be answered.
+func (f *fastPath) recognise(s *server.MCPServer, session server.ClientSession, msg []byte, c *fastCall, legacy bool) bool {
 	if !bytes.Contains(msg, []byte(`"tools/call"`)) {
 		return false
 	}
@@ -166,7 +174,7 @@ func (f *fastPath) recognise(s *server.MCPServer, session server.ClientSession, 
 			return once(&args, v)
 		}
 		return false
-	}) || name == nil || meta == nil {
+	}) || name == nil || (meta == nil && !legacy) {
 		return false
 	}
 	// encoding/json decodes what follows, as it does in mcp-go.
@@ -178,8 +186,17 @@ func (f *fastPath) recognise(s *server.MCPServer, session server.ClientSession, 
 		return false
 	}
 	p := &c.req.Params
-	if p.Task != nil || len(p.InputResponses) > 0 || p.RequestState != "" || p.Meta == nil {
+	if p.Task != nil || len(p.InputResponses) > 0 || p.RequestState != "" {
 		return false
+	}
+	if p.Meta == nil || len(p.Meta.AdditionalFields) == 0 {
+		// mcp-go serves this call in the legacy era: it leaves the
+		// session alone and the result undecorated.
+		if !legacy || (meta != nil && p.Meta == nil) {
+			return false // also "_meta":null, which mcp-go decodes alike
+		}
+		c.legacy = true
+		return f.recogniseTool(s, session, params, c)
 	}
 	for k := range p.Meta.AdditionalFields {
 		switch k {
@@ -198,6 +215,14 @@ func (f *fastPath) recognise(s *server.MCPServer, session server.ClientSession, 
 			return false
 		}
 	}
+	return f.recogniseTool(s, session, params, c)
+}
+
+// recogniseTool finishes recognise: the tool must be one of this
+// package's, registered on a server without hooks, and not the session's
+// own.
+func (f *fastPath) recogniseTool(s *server.MCPServer, session server.ClientSession, params []byte, c *fastCall) bool {
+	p := &c.req.Params
 	t := s.GetTool(p.Name)
 	if t == nil || t.Tool.Execution != nil || t.Handler == nil ||
 		reflect.ValueOf(t.Handler).Pointer() != toolCode || s.GetHooks() != nil {
@@ -253,9 +278,21 @@ func plainID(id []byte) bool {
 // inflightKey is mcp-go's key of a request in its in-flight map.
 func inflightKey(session server.ClientSession, id any) string {
 	if session != nil {
-		return fmt.Sprintf("%s:%v", session.SessionID(), id)
+		return idKey(session.SessionID(), id)
 	}
-	return fmt.Sprintf(":%v", id)
+	return idKey("", id)
+}
+
+// idKey is fmt.Sprintf("%s:%v", sessionID, id), without fmt for the ids
+// JSON decodes most (strings and numbers): it is on every call's path.
+func idKey(sessionID string, id any) string {
+	switch v := id.(type) {
+	case string:
+		return sessionID + ":" + v
+	case float64:
+		return sessionID + ":" + strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return fmt.Sprintf("%s:%v", sessionID, id)
 }
 
 // call runs c's tool under ctx and returns the encoded JSON-RPC reply,
@@ -287,7 +324,9 @@ func (f *fastPath) serve(ctx context.Context, c *fastCall, session server.Client
 		}
 	}()
 	c.req.Header = http.Header{}
-	applyProtocolInfo(session, c.req.Params.Meta)
+	if !c.legacy {
+		applyProtocolInfo(session, c.req.Params.Meta)
+	}
 	return f.call(ctx, c, session)
 }
 
@@ -299,8 +338,8 @@ func (f *fastPath) cancelInflight(key string) {
 	}
 }
 
-// reply encodes the answer to c: the tool's result decorated as mcp-go
-// decorates a 2026-07-28 result, or the error mcp-go makes of a failed
+// reply encodes the answer to c: the tool's result (decorated as mcp-go
+// decorates a 2026-07-28 result), or the error mcp-go makes of a failed
 // handler.
 func (f *fastPath) reply(c *fastCall, res *mcp.CallToolResult, err error) []byte {
 	switch {
@@ -310,7 +349,14 @@ func (f *fastPath) reply(c *fastCall, res *mcp.CallToolResult, err error) []byte
 		return errorReply(c.id, mcp.INTERNAL_ERROR, fmt.Sprintf("tool '%s' handler returned no result", c.req.Params.Name))
 	}
 	if text, ok := plainText(res); ok {
-		return f.textReply(c.idJSON, text, res.IsError)
+		return f.textReply(c.idJSON, text, res.IsError, c.legacy)
+	}
+	if c.legacy {
+		out, err := json.Marshal(mcp.NewJSONRPCResultResponse(mcp.NewRequestId(c.id), res))
+		if err != nil {
+			return nil
+		}
+		return out
 	}
 	if res.GetResultType() == "" {
 		res.SetResultType(mcp.ResultTypeComplete)
@@ -354,25 +400,34 @@ func plainText(r *mcp.CallToolResult) (string, bool) {
 
 // textReply is the reply mcp-go encodes for a plain text result, written
 // in one pass: the members of the result map in encoding/json's (sorted)
-// order, the text escaped as encoding/json escapes it.
-func (f *fastPath) textReply(id []byte, text string, isError bool) []byte {
+// order, the text escaped as encoding/json escapes it. A legacy result has
+// no _meta and no resultType.
+func (f *fastPath) textReply(id []byte, text string, isError, legacy bool) []byte {
 	const (
-		head = `{"jsonrpc":"2.0","id":`
-		meta = `,"result":{"_meta":`
-		body = `,"content":[{"type":"text","text":`
-		tail = `,"resultType":"complete"}}`
+		head       = `{"jsonrpc":"2.0","id":`
+		meta       = `,"result":{"_meta":`
+		body       = `,"content":[{"type":"text","text":`
+		legacyBody = `,"result":{"content":[{"type":"text","text":`
+		tail       = `,"resultType":"complete"}}`
 	)
 	out := make([]byte, 0, len(head)+len(id)+len(meta)+len(f.resultMeta)+len(body)+
 		len(text)+len(text)/4+len(`"}],"isError":true`)+len(tail)+2)
 	out = append(out, head...)
 	out = append(out, id...)
-	out = append(out, meta...)
-	out = append(out, f.resultMeta...)
-	out = append(out, body...)
+	if legacy {
+		out = append(out, legacyBody...)
+	} else {
+		out = append(out, meta...)
+		out = append(out, f.resultMeta...)
+		out = append(out, body...)
+	}
 	out = appendJSONString(out, text)
 	out = append(out, "}]"...)
 	if isError {
 		out = append(out, `,"isError":true`...)
+	}
+	if legacy {
+		return append(out, "}}"...)
 	}
 	return append(out, tail...)
 }
@@ -384,11 +439,13 @@ func (f *fastPath) textReply(id []byte, text string, isError bool) []byte {
 func (f *fastPath) handle(ctx context.Context, s *server.MCPServer, msg []byte) ([]byte, bool) {
 	session := server.ClientSessionFromContext(ctx)
 	var c fastCall
-	if !f.recognise(s, session, msg, &c) {
+	if !f.recognise(s, session, msg, &c, true) {
 		return nil, false
 	}
 	c.req.Header = http.Header{} // what mcp-go gives a request without headers
-	applyProtocolInfo(session, c.req.Params.Meta)
+	if !c.legacy {
+		applyProtocolInfo(session, c.req.Params.Meta)
+	}
 	return f.call(ctx, &c, session), true
 }
 

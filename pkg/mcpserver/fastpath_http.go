@@ -8,7 +8,6 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -41,7 +40,7 @@ func (h *fastHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var c fastCall
-	if !h.accepts(r) || !h.f.recognise(h.s, nil, body, &c) || !h.headersMatch(r, &c) {
+	if !h.accepts(r) || !h.f.recognise(h.s, nil, body, &c, false) || !h.headersMatch(r, &c) {
 		h.forward(w, r, body)
 		return
 	}
@@ -86,7 +85,7 @@ func (h *fastHTTP) forward(w http.ResponseWriter, r *http.Request, body []byte) 
 	if mcp.IsModernProtocol(version) || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		sessionID = ""
 	}
-	h.f.cancelInflight(fmt.Sprintf("%s:%v", sessionID, id))
+	h.f.cancelInflight(idKey(sessionID, id))
 }
 
 // accepts reports whether mcp-go's transport would pass the request on to

@@ -106,7 +106,7 @@ func (fr *stdioFront) read(in io.Reader, toMCP *io.PipeWriter) {
 			return
 		}
 		c := new(fastCall)
-		if fr.f.recognise(fr.s, fr.session, line, c) {
+		if fr.f.recognise(fr.s, fr.session, line, c, true) {
 			fr.dispatch(c)
 			continue
 		}

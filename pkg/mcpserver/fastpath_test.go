@@ -111,6 +111,12 @@ func tcall(id, tool, args string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + meta + `,"name":"` + tool + `","arguments":` + args + `}}`
 }
 
+// lcall is a tools/call of a protocol version before 2026-07-28 (as
+// mcp-go's client and the TypeScript SDK send it after initialize).
+func lcall(id, tool, args string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`
+}
+
 // callMeta is tcall with another _meta.
 func callMeta(id, tool, args, metaJSON string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"_meta":` + metaJSON + `,"name":"` + tool + `","arguments":` + args + `}}`
@@ -123,12 +129,17 @@ type corpusCase struct {
 	fast bool
 }
 
+// legacy reports whether c is a call of a protocol version before
+// 2026-07-28, which only the transports with a known session (stdio, in
+// process) answer on the fast path.
+func (c corpusCase) legacy() bool { return strings.HasPrefix(c.name, "legacy ") }
+
 // corpus is the messages every transport's test sends.
 func corpus() []corpusCase {
 	const v = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
 	const caps = `"io.modelcontextprotocol/clientCapabilities":{}`
 	sel1 := `{"sql":"SELECT 1"}`
-	return []corpusCase{
+	cases := []corpusCase{
 		// Every tool, success and tool errors.
 		{"select1", tcall("1", "run_select", sel1), true},
 		{"params", tcall("2", "run_select", `{"sql":"SELECT $1::int, $2::text, $3::text IS NULL, $4::bool, $5::float8","params":[1,"a<b",null,true,1.5]}`), true},
@@ -186,7 +197,7 @@ func corpus() []corpusCase {
 		{"meta logLevel", callMeta("48", "echo", `{}`, `{`+v+`,`+caps+`,"io.modelcontextprotocol/logLevel":"debug"}`), false},
 		{"meta traceparent", callMeta("49", "echo", `{}`, `{`+v+`,`+caps+`,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`), false},
 		{"meta not an object", callMeta("50", "echo", `{}`, `5`), false},
-		{"no meta (legacy)", `{"jsonrpc":"2.0","id":51,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, false},
+		{"meta null", callMeta("51", "echo", `{}`, `null`), false},
 		// Params and envelope.
 		{"pretty", "\n {\n \"jsonrpc\" : \"2.0\",\n \"method\":\"tools/call\", \"params\" : {\"arguments\":{\"sql\":\"SELECT 2\"}, \"name\":\"run_select\", " + meta + "}, \"id\" : 60 }\r\n", true},
 		{"no arguments", `{"jsonrpc":"2.0","id":61,"method":"tools/call","params":{` + meta + `,"name":"echo"}}`, true},
@@ -212,6 +223,35 @@ func corpus() []corpusCase {
 		{"tools/list", `{"jsonrpc":"2.0","id":80,"method":"tools/list","params":{` + meta + `}}`, false},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, false},
 	}
+	// Earlier protocol versions (last, so that the stdio session has its
+	// client's info from the calls above, as after initialize).
+	return append(cases, []corpusCase{
+		{"legacy select1", lcall("110", "run_select", sel1), true},
+		{"legacy params", lcall("111", "run_select", `{"sql":"SELECT $1::int, $2::text","params":[1,"a<b"]}`), true},
+		{"legacy json format", lcall("112", "run_select", `{"sql":"SELECT 1 AS a, 'x' AS b","format":"json"}`), true},
+		{"legacy truncated", lcall("113", "run_select", `{"sql":"SELECT g FROM generate_series(1, 10) g ORDER BY g","max_rows":3}`), true},
+		{"legacy refusal", lcall("114", "run_select", `{"sql":"DELETE FROM shop.orders"}`), true},
+		{"legacy query error", lcall("115", "run_select", `{"sql":"SELECT 1/0"}`), true},
+		{"legacy missing sql", lcall("116", "run_select", `{}`), true},
+		{"legacy describe", lcall("117", "describe_table", `{"name":"shop.orders"}`), true},
+		{"legacy list_tables", lcall("118", "list_tables", `{"schema":"shop"}`), true},
+		{"legacy explain", lcall("119", "explain_query", sel1), true},
+		{"legacy echo", lcall("120", "echo", `{"n":12345678901234567890}`), true},
+		{"legacy id string", lcall(`"l<1>"`, "echo", `{}`), true},
+		{"legacy boom", lcall("121", "boom", `{}`), true},
+		{"legacy no result", lcall("122", "nothing", `{}`), true},
+		{"legacy rich result", lcall("123", "rich", `{}`), true},
+		{"legacy no arguments", `{"jsonrpc":"2.0","id":124,"method":"tools/call","params":{"name":"echo"}}`, true},
+		{"legacy progressToken", callMeta("125", "echo", `{}`, `{"progressToken":"p1"}`), true},
+		{"legacy empty meta", callMeta("126", "echo", `{}`, `{}`), true},
+		{"legacy meta version", callMeta("127", "echo", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`), false},
+		{"legacy traceparent", callMeta("128", "echo", `{}`, `{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`), false},
+		{"legacy task", `{"jsonrpc":"2.0","id":129,"method":"tools/call","params":{"name":"echo","arguments":{},"task":{}}}`, false},
+		{"legacy params extra", `{"jsonrpc":"2.0","id":130,"method":"tools/call","params":{"name":"echo","arguments":{},"x":1}}`, false},
+		{"legacy unknown tool", lcall("131", "nope", `{}`), false},
+		{"legacy foreign tool", lcall("132", "noop", `{}`), false},
+		{"legacy id 16 digits", lcall("1234567890123456", "echo", `{}`), false},
+	}...)
 }
 
 // gather returns the tool calls' counters and histogram counts of m by
@@ -422,7 +462,7 @@ func modernHeader(body string) http.Header {
 func httpCorpus() []httpCase {
 	var cs []httpCase
 	for _, c := range corpus() {
-		cs = append(cs, httpCase{c.name, c.msg, nil, c.fast})
+		cs = append(cs, httpCase{c.name, c.msg, nil, c.fast && !c.legacy()})
 	}
 	sel := tcall("100", "run_select", `{"sql":"SELECT 1"}`)
 	with := func(f func(h http.Header)) http.Header {
@@ -731,10 +771,20 @@ func TestFastPathOnlyForNew(t *testing.T) {
 }
 
 // TestFastPathServesMCPGoClients: the requests of mcp-go's own client, on
-// stdio and on HTTP, are ones the fast path answers.
+// stdio, in process and on HTTP, are ones the fast path answers, with both
+// the 2026-07-28 protocol and the latest before it (which the official
+// TypeScript SDK speaks); on HTTP the latter goes to mcp-go.
 func TestFastPathServesMCPGoClients(t *testing.T) {
+	for _, v := range []string{mcp.LATEST_PROTOCOL_VERSION, mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
+		t.Run(v, func(t *testing.T) { servesMCPGoClients(t, v) })
+	}
+}
+
+func servesMCPGoClients(t *testing.T, version string) {
 	fs := newFastServer(t, Config{})
 	ctx := context.Background()
+	// mcp-go's stdio session is one per process: one stdio server at a
+	// time, stopped before the next subtest's starts.
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	sctx, stop := context.WithCancel(ctx)
@@ -750,21 +800,31 @@ func TestFastPathServesMCPGoClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range map[string]*client.Client{
-		"stdio": client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader("")))),
-		"http":  hc,
+	for _, tc := range []struct {
+		name string
+		c    *client.Client
+		fast bool
+	}{
+		{"stdio", client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader("")))), true},
+		{"in-process", NewInProcessClient(fs.s), true},
+		{"http", hc, mcp.IsModernProtocol(version)},
 	} {
-		c = start(t, c)
+		c := startVersion(t, tc.c, version)
 		before := fs.f.served.Load()
 		var req mcp.CallToolRequest
 		req.Params.Name = "run_select"
 		req.Params.Arguments = map[string]any{"sql": "SELECT 1"}
-		if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
-			t.Fatalf("%s: %v %+v", name, err, res)
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError || len(res.Content) != 1 {
+			t.Fatalf("%s: %v %+v", tc.name, err, res)
 		}
-		if fs.f.served.Load() != before+1 {
-			t.Errorf("%s: mcp-go's client's call did not take the fast path", name)
+		if text := res.Content[0].(mcp.TextContent).Text; !strings.HasPrefix(text, "?column?") {
+			t.Errorf("%s: result %q", tc.name, text)
 		}
+		if took := fs.f.served.Load() == before+1; took != tc.fast {
+			t.Errorf("%s: fast path took mcp-go's client's call: %v, want %v", tc.name, took, tc.fast)
+		}
+		c.Close()
 	}
 }
 
@@ -792,5 +852,16 @@ func TestFastPathParamHeadersCached(t *testing.T) {
 	f.paramHeaders.Range(func(any, any) bool { n++; return true })
 	if n != 2 {
 		t.Errorf("%d cache entries, want 2", n)
+	}
+}
+
+// TestIDKey: idKey is fmt's "%s:%v" for every id JSON decodes to.
+func TestIDKey(t *testing.T) {
+	for _, id := range []any{"", "abc", "é\n", 0.0, 7.0, -7.0, 1.5, 123456789012345.0, 1e21, 1e-7, true, nil, map[string]any{"a": 1.0}, []any{1.0}} {
+		for _, s := range []string{"", "stdio", "mcp-session-1"} {
+			if got, want := idKey(s, id), fmt.Sprintf("%s:%v", s, id); got != want {
+				t.Errorf("idKey(%q, %#v) = %q, want %q", s, id, got, want)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,11 +103,14 @@ func (t *InProcessTransport) SendRequest(ctx context.Context, request transport.
 	if t.session != nil {
 		ctx = t.srv.WithContext(ctx, t.session)
 	}
-	reply, ok := t.fastReply(ctx, msg)
-	if !ok {
-		if reply, err = json.Marshal(t.srv.HandleMessage(ctx, append(msg, '\n'))); err != nil {
-			return nil, fmt.Errorf("in-process transport: encode reply: %w", err)
+	var c fastCall
+	reply, ok := t.fastReply(ctx, msg, &c)
+	if ok {
+		if resp, ok := resultResponse(reply, &c); ok {
+			return resp, nil
 		}
+	} else if reply, err = json.Marshal(t.srv.HandleMessage(ctx, append(msg, '\n'))); err != nil {
+		return nil, fmt.Errorf("in-process transport: encode reply: %w", err)
 	}
 	if reply == nil {
 		reply = []byte("null") // no reply, as mcp-go's transport sees it
@@ -118,9 +122,9 @@ func (t *InProcessTransport) SendRequest(ctx context.Context, request transport.
 	return &resp, nil
 }
 
-// fastReply answers msg on the fast path when it can; a panicking tool
-// gets mcp-go's internal-error reply, as on stdio.
-func (t *InProcessTransport) fastReply(ctx context.Context, msg []byte) ([]byte, bool) {
+// fastReply answers msg on the fast path when it can, recognising it into
+// c; a panicking tool gets mcp-go's internal-error reply, as on stdio.
+func (t *InProcessTransport) fastReply(ctx context.Context, msg []byte, c *fastCall) ([]byte, bool) {
 	if t.fast == nil {
 		return nil, false
 	}
@@ -128,11 +132,38 @@ func (t *InProcessTransport) fastReply(ctx context.Context, msg []byte) ([]byte,
 	if t.session != nil {
 		session = t.session
 	}
-	var c fastCall
-	if !t.fast.recognise(t.srv, session, msg, &c) {
+	if !t.fast.recognise(t.srv, session, msg, c, true) {
 		return nil, false
 	}
-	return t.fast.serve(ctx, &c, session, nil), true
+	return t.fast.serve(ctx, c, session, nil), true
+}
+
+// resultResponse is the response json.Unmarshal makes of the fast path's
+// reply to c when that is a result, without decoding it: the id as
+// mcp-go's RequestId decodes it and the result's bytes as they are.
+func resultResponse(reply []byte, c *fastCall) (*transport.JSONRPCResponse, bool) {
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	rest, ok := bytes.CutPrefix(reply, []byte(head))
+	if ok {
+		rest, ok = bytes.CutPrefix(rest, c.idJSON)
+	}
+	if ok {
+		rest, ok = bytes.CutPrefix(rest, []byte(mid))
+	}
+	if !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
+		return nil, false
+	}
+	var id any
+	switch v := c.id.(type) {
+	case string:
+		id = v
+	case float64: // plainID let through integers of at most 15 digits
+		id = int64(v)
+	default:
+		return nil, false
+	}
+	return &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(id),
+		Result: json.RawMessage(rest[:len(rest)-1])}, true
 }
 
 // SendNotification delivers a notification to mcp-go; a cancellation also

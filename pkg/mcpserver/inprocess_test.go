@@ -1,27 +1,37 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestInProcessTransport calls every kind of tool through mcp-go's own
-// in-process transport and through ours on one server: the results must be
-// the same, and ours must have answered mcpg's tools on the fast path.
+// in-process transport and through ours on one server, with the client
+// speaking 2026-07-28 and 2025-11-25: the results must be the same, and
+// ours must have answered mcpg's tools on the fast path.
 func TestInProcessTransport(t *testing.T) {
+	for _, v := range []string{mcp.LATEST_PROTOCOL_VERSION, mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
+		t.Run(v, func(t *testing.T) { inProcessTransport(t, v) })
+	}
+}
+
+func inProcessTransport(t *testing.T, version string) {
 	fs := newFastServer(t, Config{})
 	theirs, err := client.NewInProcessClient(fs.s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	start(t, theirs)
-	ours := start(t, NewInProcessClient(fs.s))
+	startVersion(t, theirs, version)
+	ours := startVersion(t, NewInProcessClient(fs.s), version)
 	ctx := context.Background()
 
 	calls := []struct {
@@ -96,5 +106,41 @@ func TestInProcessTransportCancel(t *testing.T) {
 		if text := res.Content[0].(mcp.TextContent).Text; !strings.Contains(text, "cancel") && !strings.Contains(text, "deadline") {
 			t.Errorf("cancelled call says %q", text)
 		}
+	}
+}
+
+// TestResultResponse: the response the in-process transport makes of a
+// fast-path result without decoding it is the one json.Unmarshal makes,
+// for every reply of the corpus; error replies are left to json.Unmarshal.
+func TestResultResponse(t *testing.T) {
+	fs := newFastServer(t, Config{})
+	ctx := context.Background()
+	results, errors := 0, 0
+	for _, cc := range corpus() {
+		var c fastCall
+		if !fs.f.recognise(fs.s, nil, []byte(cc.msg), &c, true) {
+			continue
+		}
+		reply := fs.f.serve(ctx, &c, nil, nil)
+		var want transport.JSONRPCResponse
+		if err := json.Unmarshal(reply, &want); err != nil {
+			t.Fatalf("%s: %v", cc.name, err)
+		}
+		got, ok := resultResponse(reply, &c)
+		if ok != (want.Error == nil) {
+			t.Errorf("%s: shortcut %v for %s", cc.name, ok, reply)
+			continue
+		}
+		if !ok {
+			errors++
+			continue
+		}
+		results++
+		if !reflect.DeepEqual(*got, want) || !bytes.Equal(got.Result, want.Result) {
+			t.Errorf("%s:\n got  %+v %s\n want %+v %s", cc.name, *got, got.Result, want, want.Result)
+		}
+	}
+	if results < 20 || errors < 2 {
+		t.Errorf("%d results and %d errors compared", results, errors)
 	}
 }

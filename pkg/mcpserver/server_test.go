@@ -61,16 +61,25 @@ func newClient(t *testing.T, cfg Config) *client.Client {
 // start starts and initializes c, closing it when the test ends.
 func start(t *testing.T, c *client.Client) *client.Client {
 	t.Helper()
+	return startVersion(t, c, mcp.LATEST_PROTOCOL_VERSION)
+}
+
+// startVersion is start with the protocol version the client asks for.
+func startVersion(t *testing.T, c *client.Client, version string) *client.Client {
+	t.Helper()
 	ctx := context.Background()
 	t.Cleanup(func() { c.Close() })
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = version
 	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "0"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
+	}
+	if got := c.ProtocolVersion(); got != version {
+		t.Fatalf("negotiated protocol version %s, want %s", got, version)
 	}
 	return c
 }

@@ -113,7 +113,10 @@ type Run struct {
 	Iterations  int      `json:"iterations"`
 	Warmup      int      `json:"warmup"`
 	// MinTimeNS is perfrun's --min-time (0: off, and absent in older files).
-	MinTimeNS       int64    `json:"min_time_ns,omitempty"`
+	MinTimeNS int64 `json:"min_time_ns,omitempty"`
+	// MCPProtocol is the MCP protocol version of the e2e paths' client
+	// (absent in older files, which used 2026-07-28).
+	MCPProtocol     string   `json:"mcp_protocol_version,omitempty"`
 	TimeoutMS       int64    `json:"timeout_ms"`
 	Concurrency     []int    `json:"concurrency"`
 	SweepDurationNS int64    `json:"sweep_duration_ns"`

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/qpkit/qpkit/pkg/cmdline"
 	prun "github.com/qpkit/qpkit/pkg/perf/run"
 	"golang.org/x/term"
@@ -35,6 +36,7 @@ type cli struct {
 	SweepDuration time.Duration `name:"sweep-duration" default:"2s" help:"Measured time per sweep level (default: ${default})."`
 	Timeout       time.Duration `name:"timeout" default:"60s" help:"Per-call timeout, also the statement timeout (default: ${default})."`
 	MCPG          string        `name:"mcpg" placeholder:"PATH" help:"The mcpg binary for e2e-stdio (default: mcpg next to perfrun, then on PATH)."`
+	MCPProtocol   string        `name:"mcp-protocol" default:"${mcp_protocol}" help:"MCP protocol version the e2e paths' client asks for: the official TypeScript SDK's newest by default, or 2026-07-28 (default: ${default})."`
 	Out           string        `name:"out" short:"o" placeholder:"FILE" help:"Write samples to FILE instead of stdout."`
 	Resume        bool          `name:"resume" help:"Continue the interrupted --out FILE: keep its whole units, run the rest."`
 }
@@ -48,7 +50,7 @@ Exit codes: 0 done, 1 a database or path failure, 2 usage, 130 interrupted
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c cli
-	_, exited, code, err := cmdline.Parse(&c, "perfrun", description, args, stdout, stderr)
+	_, exited, code, err := cmdline.Parse(&c, "perfrun", description, args, stdout, stderr, kong.Vars{"mcp_protocol": prun.DefaultMCPProtocol})
 	if exited {
 		return code
 	}
@@ -71,7 +73,7 @@ func (c *cli) run(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	s := prun.Study{
 		Config: prun.Config{
 			Settings: prun.Settings{DatabaseURL: c.DatabaseURL, Timeout: c.Timeout, MaxRows: prun.DefaultMaxRows,
-				MaxBytes: prun.DefaultMaxBytes, MCPG: c.MCPG},
+				MaxBytes: prun.DefaultMaxBytes, MCPG: c.MCPG, MCPProtocol: c.MCPProtocol},
 			Paths: c.Paths, Iterations: c.Iterations, Warmup: c.Warmup, MinTime: c.MinTime,
 			Concurrency: c.Concurrency, SweepDuration: c.SweepDuration, SweepWarmup: 300 * time.Millisecond,
 			Progress: progress,

@@ -86,11 +86,15 @@ func (p *mcpPath) Open(ctx context.Context) error {
 		return fmt.Errorf("%s: start: %w", p.name, err)
 	}
 	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = p.s.mcpProtocol()
 	init.Params.ClientInfo = mcp.Implementation{Name: "perfrun", Version: "1"}
 	if _, err := p.c.Initialize(ctx, init); err != nil {
 		p.Close()
 		return fmt.Errorf("%s: initialize: %w", p.name, err)
+	}
+	if got := p.c.ProtocolVersion(); got != init.Params.ProtocolVersion {
+		p.Close()
+		return fmt.Errorf("%s: the server chose MCP protocol version %s, not %s", p.name, got, init.Params.ProtocolVersion)
 	}
 	p.req.Params.Name = "run_select"
 	return nil

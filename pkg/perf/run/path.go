@@ -4,11 +4,14 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/qpkit/qpkit/pkg/pgexec"
 )
 
@@ -37,6 +40,27 @@ type Settings struct {
 	MaxRows     int           // caps raised so the 100,000-row query is whole
 	MaxBytes    int
 	MCPG        string // the mcpg binary, for e2e-stdio
+	// MCPProtocol is the MCP protocol version the e2e paths' client asks
+	// for (DefaultMCPProtocol when empty).
+	MCPProtocol string
+}
+
+// DefaultMCPProtocol is the protocol version the e2e paths ask for: the
+// newest one the official TypeScript SDK speaks (1.32), which is what
+// agents use. mcp-go's client also speaks 2026-07-28, where it adds
+// _meta to every request at a cost of its own (docs/benchmarks.md).
+const DefaultMCPProtocol = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+
+func (s Settings) mcpProtocol() string { return cmp.Or(s.MCPProtocol, DefaultMCPProtocol) }
+
+// hasMCPPath reports whether paths has one of the e2e paths.
+func hasMCPPath(paths []string) bool {
+	for _, p := range paths {
+		if strings.HasPrefix(p, "e2e-") {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultMaxRows and DefaultMaxBytes are the raised caps.

@@ -132,7 +132,8 @@ func (s *Study) runRecord(ctx context.Context, conn *pgx.Conn) *perf.Run {
 	return &perf.Run{
 		StartedAt: time.Now().UTC(), Tool: ToolInfo("perfrun"), Host: HostInfo(), Postgres: pg,
 		ScaleFactor: ScaleFactor(ctx, conn), Iterations: s.Iterations, Warmup: s.Warmup, MinTimeNS: s.MinTime.Nanoseconds(),
-		TimeoutMS: s.Timeout.Milliseconds(), Concurrency: s.Concurrency,
+		MCPProtocol: s.mcpProtocol(),
+		TimeoutMS:   s.Timeout.Milliseconds(), Concurrency: s.Concurrency,
 		SweepDurationNS: s.SweepDuration.Nanoseconds(), Paths: s.Paths, Queries: qs,
 		Args: append([]string{"perfrun"}, redact(s.Args)...),
 	}

@@ -4,6 +4,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/qpkit/qpkit/pkg/perf"
 )
 
@@ -58,6 +60,9 @@ func (s *Study) check() error {
 		return usagef("--sweep-duration must be at least 100ms")
 	case s.Resume && s.Out == "":
 		return usagef("--resume needs --out FILE")
+	case !mcp.IsValidProtocolVersion(s.mcpProtocol()):
+		return usagef("--mcp-protocol %q is not an MCP protocol version mcp-go knows (%s)",
+			s.MCPProtocol, strings.Join(mcp.ValidProtocolVersions, ", "))
 	}
 	for _, n := range s.Concurrency {
 		if n < 1 || n > 10000 {
@@ -186,6 +191,10 @@ func (s *Study) openOut() (*os.File, string, map[Unit]bool, error) {
 	res, err := ReadResume(s.Out)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--resume: %w", err)
+	}
+	// Files from before the field was recorded used 2026-07-28.
+	if v := cmp.Or(res.Run.MCPProtocol, mcp.ProtocolVersion20260728); v != s.mcpProtocol() && hasMCPPath(s.Paths) {
+		return nil, "", nil, fmt.Errorf("--resume: %s was measured with MCP protocol version %s; pass --mcp-protocol %s", s.Out, v, v)
 	}
 	tmp := s.Out + ".resume"
 	if err := os.WriteFile(tmp, res.Kept, 0o644); err != nil {

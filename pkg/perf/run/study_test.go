@@ -1,14 +1,17 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/qpkit/qpkit/pkg/perf"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
@@ -84,4 +87,54 @@ func readRecords(t *testing.T, path string) *perf.Records {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// TestMCPProtocol: the e2e paths' client speaks the protocol version asked
+// for (the TypeScript SDK's newest by default), the run record says which,
+// a resumed file keeps it, and an unknown version is a usage error.
+func TestMCPProtocol(t *testing.T) {
+	db := pgtest.Shared(t)
+	dir := t.TempDir()
+	qfile := filepath.Join(dir, "q.jsonl")
+	if err := os.WriteFile(qfile, []byte(`{"id":"a","weight":"light","size":"1","sql":"SELECT 1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	study := func(version, out string, resume bool) error {
+		s := Study{
+			Config: Config{Settings: Settings{DatabaseURL: db.URL(), Timeout: 5 * time.Second, MaxRows: DefaultMaxRows,
+				MaxBytes: DefaultMaxBytes, MCPProtocol: version},
+				Paths: []string{"e2e-inproc", "e2e-http"}, Iterations: 2, Warmup: 1},
+			QueryFile: qfile, Out: out, Resume: resume,
+		}
+		_, err := s.Run(context.Background(), io.Discard)
+		return err
+	}
+	for _, v := range []string{"", mcp.ProtocolVersion20260728} {
+		out := filepath.Join(dir, "samples"+v+".jsonl")
+		if err := study(v, out, false); err != nil {
+			t.Fatalf("version %q: %v", v, err)
+		}
+		recs := readRecords(t, out)
+		want := cmp.Or(v, DefaultMCPProtocol)
+		if recs.Run.MCPProtocol != want {
+			t.Errorf("version %q: run record says %q, want %q", v, recs.Run.MCPProtocol, want)
+		}
+		if len(recs.Samples) != 6 { // 2 paths x (1 cold + 2 warm)
+			t.Errorf("version %q: %d samples, want 6", v, len(recs.Samples))
+		}
+		for _, s := range recs.Samples {
+			if s.Status != perf.StatusOK {
+				t.Errorf("version %q: %s %s", v, s.Path, s.Error)
+			}
+		}
+		other := mcp.ProtocolVersion20250618
+		var ue *UsageError
+		if err := study(other, out, true); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--mcp-protocol "+want) {
+			t.Errorf("resume of a %s file with %s: %v", want, other, err)
+		}
+	}
+	var ue *UsageError
+	if err := study("2024-01-01", filepath.Join(dir, "x.jsonl"), false); !errors.As(err, &ue) || !strings.Contains(err.Error(), `"2024-01-01"`) {
+		t.Errorf("unknown version: %v", err)
+	}
 }

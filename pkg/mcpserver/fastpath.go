@@ -71,6 +71,10 @@ type fastPath struct {
 	// binds parameters to HTTP headers (x-mcp-header); mcp-go finds out
 	// by encoding and decoding the whole schema, ~40 µs a call.
 	paramHeaders sync.Map
+	// hooks are the server's: they keep sessions, the server's registered
+	// sessions by ID (mcp-go has no way to look one up).
+	hooks    *server.Hooks
+	sessions sync.Map // string -> server.ClientSession
 }
 
 // schemaKey identifies a tool's input schema by the maps and bytes it is
@@ -101,17 +105,60 @@ func (f *fastPath) hasParamHeaders(t *mcp.Tool) bool {
 // goes when its server is collected.
 var fastPaths sync.Map // weak.Pointer[server.MCPServer] -> *fastPath
 
-// registerFastPath enables the fast path for s, whose identity mcp-go
-// reports as info.
-func registerFastPath(s *server.MCPServer, info mcp.Implementation) error {
+// newFastPath returns the fast path of a server whose identity mcp-go
+// reports as info, and the hooks the server must be built with
+// (server.WithHooks), which keep its sessions by ID (session).
+func newFastPath(info mcp.Implementation) (*fastPath, *server.Hooks, error) {
 	meta, err := json.Marshal(&mcp.Meta{AdditionalFields: map[string]any{mcp.MetaKeyServerInfo: info}})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	f := &fastPath{resultMeta: meta, info: info, hooks: &server.Hooks{}}
+	f.hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
+		f.sessions.Store(cs.SessionID(), cs)
+	})
+	f.hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
+		f.sessions.CompareAndDelete(cs.SessionID(), cs)
+	})
+	return f, f.hooks, nil
+}
+
+// registerFastPath enables f for s, built with f's hooks.
+func registerFastPath(s *server.MCPServer, f *fastPath) {
 	k := weak.Make(s)
-	fastPaths.Store(k, &fastPath{resultMeta: meta, info: info})
+	fastPaths.Store(k, f)
 	runtime.AddCleanup(s, func(k weak.Pointer[server.MCPServer]) { fastPaths.Delete(k) }, k)
-	return nil
+}
+
+// session returns the session registered with the server under id, as
+// mcp-go finds it for a request naming it; nil when there is none.
+func (f *fastPath) session(id string) server.ClientSession {
+	v, _ := f.sessions.Load(id)
+	cs, _ := v.(server.ClientSession)
+	return cs
+}
+
+// ownHooks reports whether h is the fast path's hooks with nothing added:
+// mcp-go then calls no hook on a call, and neither does the fast path.
+func (f *fastPath) ownHooks(h *server.Hooks) bool {
+	if h != f.hooks {
+		return false
+	}
+	v := reflect.ValueOf(h).Elem()
+	for i := range v.NumField() {
+		n := v.Field(i)
+		switch v.Type().Field(i).Name {
+		case "OnRegisterSession", "OnUnregisterSession":
+			if n.Len() != 1 {
+				return false
+			}
+		default:
+			if n.Kind() != reflect.Slice || n.Len() != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // fastPathOf returns s's fastPath, or nil when s has none.
@@ -225,20 +272,24 @@ func (f *fastPath) recogniseTool(s *server.MCPServer, session server.ClientSessi
 	p := &c.req.Params
 	t := s.GetTool(p.Name)
 	if t == nil || t.Tool.Execution != nil || t.Handler == nil ||
-		reflect.ValueOf(t.Handler).Pointer() != toolCode || s.GetHooks() != nil {
+		reflect.ValueOf(t.Handler).Pointer() != toolCode || !f.ownHooks(s.GetHooks()) || sessionTool(session, p.Name) {
 		return false
-	}
-	// A tool of the session's own would win over the server's in mcp-go
-	// (no session of mcp-go v1.2.1's stdio or 2026-07-28 HTTP has any).
-	if st, ok := session.(server.SessionWithTools); ok {
-		if _, own := st.GetSessionTools()[p.Name]; own {
-			return false
-		}
 	}
 	c.tool = *t
 	c.params = params
 	c.req.Method = string(mcp.MethodToolsCall)
 	return true
+}
+
+// sessionTool reports whether session has a tool of its own named name,
+// which would win over the server's in mcp-go (no session of mcp-go
+// v1.2.1's stdio or 2026-07-28 HTTP has any).
+func sessionTool(session server.ClientSession, name string) bool {
+	if st, ok := session.(server.SessionWithTools); ok {
+		_, own := st.GetSessionTools()[name]
+		return own
+	}
+	return false
 }
 
 // once keeps v in *dst unless a value is there already (a repeated member).

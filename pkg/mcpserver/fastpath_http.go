@@ -1,7 +1,8 @@
 // The fast path on streamable HTTP: a POST that mcp-go's
 // StreamableHTTPServer would accept and hand to HandleMessage as a
-// 2026-07-28 tools/call of one of mcpg's tools is answered here; every
-// other request goes to mcp-go untouched.
+// tools/call of one of mcpg's tools (of 2026-07-28, or of an earlier
+// version in a session mcp-go registered) is answered here; every other
+// request goes to mcp-go untouched.
 
 package mcpserver
 
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -24,6 +26,8 @@ type fastHTTP struct {
 	s    *server.MCPServer
 	f    *fastPath
 	next *server.StreamableHTTPServer
+	// ids is the session ID manager next was built with.
+	ids server.SessionIdManager
 }
 
 func (h *fastHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -40,11 +44,23 @@ func (h *fastHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var c fastCall
-	if !h.accepts(r) || !h.f.recognise(h.s, nil, body, &c, false) || !h.headersMatch(r, &c) {
+	if !h.accepts(r) || !h.f.recognise(h.s, nil, body, &c, true) {
 		h.forward(w, r, body)
 		return
 	}
-	out := h.f.call(httpContext(r.Context(), r), &c, nil)
+	var session server.ClientSession
+	if c.legacy {
+		session = h.legacySession(r, &c)
+	} else if h.headersMatch(r, &c) {
+		// As mcp-go: an ephemeral session, told about its client by _meta.
+		session = &ephemeralSession{}
+		applyProtocolInfo(session, c.req.Params.Meta)
+	}
+	if session == nil {
+		h.forward(w, r, body)
+		return
+	}
+	out := h.f.call(httpContext(h.s.WithContext(r.Context(), session), r), &c, session)
 	// As mcp-go: nothing is written to a client that has gone.
 	if r.Context().Err() != nil {
 		return
@@ -124,6 +140,89 @@ func (h *fastHTTP) headersMatch(r *http.Request, c *fastCall) bool {
 	}
 	c.req.Header = r.Header
 	return true
+}
+
+// legacySession returns the session mcp-go would serve a call of a
+// protocol version before 2026-07-28 in, when the fast path can serve it
+// there too: the protocol version header is absent or one mcp-go knows
+// from before 2026-07-28, there is no Last-Event-ID, and Mcp-Session-Id
+// passes the transport's session ID manager and names a session
+// registered with the server (an initialized client's). Otherwise nil:
+// mcp-go answers with its error, or serves the call in an ephemeral
+// session the fast path does not reproduce.
+//
+// mcp-go would also stream to the client, as SSE in this response, any
+// notification or request the server sent the session during the call;
+// mcpg sends none (no logging, progress, sampling, elicitation or list
+// changes), so its reply is this one JSON response.
+func (h *fastHTTP) legacySession(r *http.Request, c *fastCall) server.ClientSession {
+	hv := r.Header.Get(mcp.HeaderProtocolVersion)
+	if hv != "" && (!mcp.IsValidProtocolVersion(hv) || mcp.IsModernProtocol(hv)) || r.Header.Get(mcp.HeaderLastEventID) != "" {
+		return nil
+	}
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if terminated, err := h.ids.Validate(id); err != nil || terminated {
+		return nil
+	}
+	session := h.f.session(id)
+	if session == nil || sessionTool(session, c.req.Params.Name) {
+		return nil
+	}
+	c.req.Header = r.Header
+	return session
+}
+
+// ephemeralSession stands for the session mcp-go makes for one 2026-07-28
+// request: no ID, registered nowhere, knowing its client from the
+// request's _meta. mcp-go would stream a notification sent to it during
+// the call as SSE; mcpg's tools send none, and a send to its nil channel
+// fails as to a full one.
+type ephemeralSession struct {
+	mu          sync.Mutex
+	info        mcp.Implementation
+	caps        mcp.ClientCapabilities
+	initialized bool
+}
+
+var _ server.SessionWithClientInfo = (*ephemeralSession)(nil)
+
+func (e *ephemeralSession) Initialize() {
+	e.mu.Lock()
+	e.initialized = true
+	e.mu.Unlock()
+}
+
+func (e *ephemeralSession) Initialized() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.initialized
+}
+
+func (e *ephemeralSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
+func (e *ephemeralSession) SessionID() string                                   { return "" }
+
+func (e *ephemeralSession) GetClientInfo() mcp.Implementation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.info
+}
+
+func (e *ephemeralSession) SetClientInfo(info mcp.Implementation) {
+	e.mu.Lock()
+	e.info = info
+	e.mu.Unlock()
+}
+
+func (e *ephemeralSession) GetClientCapabilities() mcp.ClientCapabilities {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.caps
+}
+
+func (e *ephemeralSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
+	e.mu.Lock()
+	e.caps = caps
+	e.mu.Unlock()
 }
 
 // mcpgoLoopbackHost is mcp-go's test of a loopback host (with or without

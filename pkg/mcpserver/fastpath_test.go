@@ -459,10 +459,28 @@ func modernHeader(body string) http.Header {
 	return h
 }
 
-func httpCorpus() []httpCase {
+// legacyHeader is what mcp-go's client sends in the session it initialized
+// with protocol version 2025-11-25.
+func legacyHeader(session string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set(mcp.HeaderProtocolVersion, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	h.Set(server.HeaderKeySessionID, session)
+	return h
+}
+
+// httpCorpus is the corpus with the headers of each era (the earlier
+// versions' calls in session, which an initialize registered), and cases
+// of headers that mcp-go's transport treats otherwise.
+func httpCorpus(session string) []httpCase {
 	var cs []httpCase
 	for _, c := range corpus() {
-		cs = append(cs, httpCase{c.name, c.msg, nil, c.fast && !c.legacy()})
+		var h http.Header
+		if c.legacy() {
+			h = legacyHeader(session)
+		}
+		cs = append(cs, httpCase{c.name, c.msg, h, c.fast})
 	}
 	sel := tcall("100", "run_select", `{"sql":"SELECT 1"}`)
 	with := func(f func(h http.Header)) http.Header {
@@ -470,6 +488,28 @@ func httpCorpus() []httpCase {
 		f(h)
 		return h
 	}
+	lsel := lcall("140", "run_select", `{"sql":"SELECT 1"}`)
+	lwith := func(f func(h http.Header)) http.Header {
+		h := legacyHeader(session)
+		f(h)
+		return h
+	}
+	cs = append(cs,
+		httpCase{"legacy no session", lsel, lwith(func(h http.Header) { h.Del(server.HeaderKeySessionID) }), false},
+		httpCase{"legacy bad session", lsel, lwith(func(h http.Header) { h.Set(server.HeaderKeySessionID, "x") }), false},
+		httpCase{"legacy unknown session", lsel, lwith(func(h http.Header) {
+			h.Set(server.HeaderKeySessionID, "mcp-session-00000000-0000-4000-8000-000000000000")
+		}), false},
+		httpCase{"legacy no version header", lsel, lwith(func(h http.Header) { h.Del(mcp.HeaderProtocolVersion) }), true},
+		httpCase{"legacy older version header", lsel, lwith(func(h http.Header) { h.Set(mcp.HeaderProtocolVersion, "2025-06-18") }), true},
+		httpCase{"legacy unknown version header", lsel, lwith(func(h http.Header) { h.Set(mcp.HeaderProtocolVersion, "2099-01-01") }), false},
+		httpCase{"legacy modern version header", lsel, lwith(func(h http.Header) { h.Set(mcp.HeaderProtocolVersion, mcp.LATEST_PROTOCOL_VERSION) }), false},
+		httpCase{"legacy last event id", lsel, lwith(func(h http.Header) { h.Set(mcp.HeaderLastEventID, "1") }), false},
+		httpCase{"legacy text/plain", lsel, lwith(func(h http.Header) { h.Set("Content-Type", "text/plain") }), false},
+		httpCase{"legacy traceparent header", lsel, lwith(func(h http.Header) {
+			h.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+		}), true},
+	)
 	return append(cs,
 		httpCase{"charset", sel, with(func(h http.Header) { h.Set("Content-Type", "application/json; charset=utf-8") }), true},
 		httpCase{"text/plain", sel, with(func(h http.Header) { h.Set("Content-Type", "text/plain") }), false},
@@ -484,8 +524,6 @@ func httpCorpus() []httpCase {
 		httpCase{"session header", sel, with(func(h http.Header) { h.Set(server.HeaderKeySessionID, "x") }), true},
 		httpCase{"rebinding host", sel, with(func(h http.Header) { h.Set("Host", "evil.example.com") }), false},
 		httpCase{"localhost host", sel, with(func(h http.Header) { h.Set("Host", "localhost:1") }), true},
-		httpCase{"legacy, no session", `{"jsonrpc":"2.0","id":101,"method":"tools/call","params":{"name":"run_select","arguments":{"sql":"SELECT 1"}}}`,
-			http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}, false},
 		httpCase{"traceparent", sel, with(func(h http.Header) {
 			h.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 		}), true},
@@ -532,13 +570,24 @@ func TestFastPathHTTP(t *testing.T) {
 		}
 		return res, body
 	}
+	// A 2025-11-25 session, initialized through mcp-go as a client would.
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`
+	res, _ := post(slow.URL, httpCase{"initialize", init, http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}, false})
+	session := res.Header.Get(server.HeaderKeySessionID)
+	if res.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %d, session %q", res.StatusCode, session)
+	}
+	if res, body := post(slow.URL, httpCase{"initialized", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, legacyHeader(session), false}); res.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: %d %s", res.StatusCode, body)
+	}
 	calls := 0
-	for _, c := range httpCorpus() {
+	for _, c := range httpCorpus(session) {
 		t.Run(c.name, func(t *testing.T) {
 			before := gather(t, m)
 			wres, want := post(slow.URL, c)
 			mid := gather(t, m)
 			served := fs.f.served.Load()
+			seen := len(fs.seen)
 			gres, got := post(fast.URL, c)
 			if took := fs.f.served.Load() > served; took != c.fast {
 				t.Fatalf("fast path took it: %v, want %v (mcp-go: %d %s)", took, c.fast, wres.StatusCode, want)
@@ -550,6 +599,14 @@ func TestFastPathHTTP(t *testing.T) {
 			}
 			if gres.StatusCode != wres.StatusCode || !bytes.Equal(got, want) {
 				t.Fatalf("replies differ\nfast:   %d %s\nmcp-go: %d %s", gres.StatusCode, got, wres.StatusCode, want)
+			}
+			// The echo tool saw the same session, client and request.
+			if len(fs.seen) > seen {
+				if w, g := fs.seen[seen-1], fs.seen[seen]; !reflect.DeepEqual(w, g) {
+					t.Errorf("the tool saw\nfast:   %+v\nmcp-go: %+v", g, w)
+				} else if c.header != nil && c.header.Get(server.HeaderKeySessionID) != "" && g.ClientInfo.Name != "legacy" {
+					t.Errorf("the tool saw no initialized session: %+v", g)
+				}
 			}
 			gres.Header.Del("Date")
 			wres.Header.Del("Date")
@@ -573,48 +630,68 @@ func TestFastPathHTTP(t *testing.T) {
 }
 
 // TestFastPathHTTPCancel cancels a slow call on the fast path with a
-// notifications/cancelled POST, as mcp-go cancels its own.
+// notifications/cancelled POST, as mcp-go cancels its own, in both eras.
 func TestFastPathHTTPCancel(t *testing.T) {
 	fs := newFastServer(t, Config{})
 	ts := httptest.NewServer(NewHTTPHandler(fs.s, HTTPOptions{}))
 	defer ts.Close()
-	post := func(body string) (int, string) {
+	post := func(body string, h http.Header) (*http.Response, string) {
 		req, _ := http.NewRequest("POST", ts.URL+EndpointPath, strings.NewReader(body))
-		req.Header = modernHeader(body)
+		req.Header = h
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
+		return res, string(b)
 	}
-	done := make(chan string)
-	go func() {
-		_, b := post(tcall(`"slow"`, "run_select", `{"sql":"SELECT * FROM public.slow_view"}`))
-		done <- b
-	}()
-	start := time.Now()
-	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{` + meta + `,"requestId":"slow","reason":"test"}}`
-	for {
-		if _, ok := fs.f.inflight.Load(":slow"); ok {
-			break
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`
+	res, _ := post(init, http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
+	session := res.Header.Get(server.HeaderKeySessionID)
+	for _, era := range []struct {
+		name         string
+		call, cancel string
+		header       func(string) http.Header
+		key          string
+	}{
+		{"2026-07-28", tcall(`"slow"`, "run_select", `{"sql":"SELECT * FROM public.slow_view"}`),
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{` + meta + `,"requestId":"slow","reason":"test"}}`,
+			modernHeader, ":slow"},
+		{"2025-11-25", lcall(`"slow"`, "run_select", `{"sql":"SELECT * FROM public.slow_view"}`),
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`,
+			func(string) http.Header { return legacyHeader(session) }, session + ":slow"},
+	} {
+		done := make(chan string)
+		served := fs.f.served.Load()
+		go func() {
+			_, b := post(era.call, era.header(era.call))
+			done <- b
+		}()
+		start := time.Now()
+		for {
+			if _, ok := fs.f.inflight.Load(era.key); ok {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatalf("%s: the call never started", era.name)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the call never started")
+		if res, b := post(era.cancel, era.header(era.cancel)); res.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s: cancel: %d %s", era.name, res.StatusCode, b)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if code, b := post(cancel); code != http.StatusAccepted {
-		t.Fatalf("cancel: %d %s", code, b)
-	}
-	select {
-	case b := <-done:
-		if !strings.Contains(b, `"isError":true`) || !strings.Contains(b, "cancel") {
-			t.Errorf("reply %s", b)
+		select {
+		case b := <-done:
+			if !strings.Contains(b, `"isError":true`) || !strings.Contains(b, "cancel") {
+				t.Errorf("%s: reply %s", era.name, b)
+			}
+		case <-time.After(2 * time.Second): // the view sleeps 3 s
+			t.Fatalf("%s: the call was not cancelled", era.name)
 		}
-	case <-time.After(2 * time.Second): // the view sleeps 3 s
-		t.Fatal("the call was not cancelled")
+		if fs.f.served.Load() != served+1 {
+			t.Errorf("%s: the call did not take the fast path", era.name)
+		}
 	}
 }
 
@@ -773,7 +850,7 @@ func TestFastPathOnlyForNew(t *testing.T) {
 // TestFastPathServesMCPGoClients: the requests of mcp-go's own client, on
 // stdio, in process and on HTTP, are ones the fast path answers, with both
 // the 2026-07-28 protocol and the latest before it (which the official
-// TypeScript SDK speaks); on HTTP the latter goes to mcp-go.
+// TypeScript SDK speaks).
 func TestFastPathServesMCPGoClients(t *testing.T) {
 	for _, v := range []string{mcp.LATEST_PROTOCOL_VERSION, mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
 		t.Run(v, func(t *testing.T) { servesMCPGoClients(t, v) })
@@ -807,7 +884,7 @@ func servesMCPGoClients(t *testing.T, version string) {
 	}{
 		{"stdio", client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader("")))), true},
 		{"in-process", NewInProcessClient(fs.s), true},
-		{"http", hc, mcp.IsModernProtocol(version)},
+		{"http", hc, true},
 	} {
 		c := startVersion(t, tc.c, version)
 		before := fs.f.served.Load()
@@ -863,5 +940,37 @@ func TestIDKey(t *testing.T) {
 				t.Errorf("idKey(%q, %#v) = %q, want %q", s, id, got, want)
 			}
 		}
+	}
+}
+
+// TestFastPathHooks: the fast path keeps the server's registered sessions
+// through its own hooks, and stands down once anyone adds a hook of
+// their own, which mcp-go would then call and the fast path would not.
+func TestFastPathHooks(t *testing.T) {
+	fs := newFastServer(t, Config{})
+	ctx := context.Background()
+	c := start(t, NewInProcessClient(fs.s))
+	n := 0
+	fs.f.sessions.Range(func(any, any) bool { n++; return true })
+	if n != 1 {
+		t.Fatalf("%d sessions kept, want the in-process client's", n)
+	}
+	msg := []byte(lcall("1", "run_select", `{"sql":"SELECT 1"}`))
+	if _, ok := fs.f.handle(ctx, fs.s, msg); !ok {
+		t.Fatal("the fast path did not take a call")
+	}
+	called := 0
+	fs.s.GetHooks().AddBeforeAny(func(context.Context, any, mcp.MCPMethod, any) { called++ })
+	if _, ok := fs.f.handle(ctx, fs.s, msg); ok {
+		t.Error("the fast path took a call with a foreign hook on the server")
+	}
+	if out, _ := json.Marshal(fs.s.HandleMessage(ctx, msg)); called != 1 || !bytes.Contains(out, []byte(`"result"`)) {
+		t.Errorf("mcp-go: hook called %d times, reply %s", called, out)
+	}
+	c.Close()
+	n = 0
+	fs.f.sessions.Range(func(any, any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d sessions kept after the client closed", n)
 	}
 }

@@ -75,12 +75,16 @@ func NewHTTPHandler(s *server.MCPServer, opts HTTPOptions) *HTTPHandler {
 // newHTTPHandler is NewHTTPHandler with fast as the fast path (nil: none).
 func newHTTPHandler(s *server.MCPServer, opts HTTPOptions, fast *fastPath) *HTTPHandler {
 	mux := http.NewServeMux()
+	// mcp-go's default manager, named so that the fast path checks a
+	// session ID with the same one.
+	ids := &server.StatelessGeneratingSessionIdManager{}
 	streamable := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath(EndpointPath),
 		server.WithHTTPContextFunc(httpContext),
+		server.WithSessionIdManager(ids),
 	)
 	if fast != nil {
-		mux.Handle(EndpointPath, &fastHTTP{s: s, f: fast, next: streamable})
+		mux.Handle(EndpointPath, &fastHTTP{s: s, f: fast, next: streamable, ids: ids})
 	} else {
 		mux.Handle(EndpointPath, streamable)
 	}

@@ -186,15 +186,22 @@ func build(cfg Config) (*server.MCPServer, *handler, error) {
 	if _, err := h.executor(cfg.MaxRows); err != nil {
 		return nil, nil, fmt.Errorf("mcpserver: %w", err)
 	}
-	s := server.NewMCPServer(serverName, cfg.Version,
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithInstructions("Read-only PostgreSQL. Explore with list_schemas, list_tables, describe_table; query with run_select; see plans with explain_query."),
-	)
-	h.register(s)
+	}
+	var fast *fastPath
 	if !cfg.DisableFastPath {
-		if err := registerFastPath(s, mcp.Implementation{Name: serverName, Version: cfg.Version}); err != nil {
+		var hooks *server.Hooks
+		if fast, hooks, err = newFastPath(mcp.Implementation{Name: serverName, Version: cfg.Version}); err != nil {
 			return nil, nil, fmt.Errorf("mcpserver: %w", err)
 		}
+		opts = append(opts, server.WithHooks(hooks))
+	}
+	s := server.NewMCPServer(serverName, cfg.Version, opts...)
+	h.register(s)
+	if fast != nil {
+		registerFastPath(s, fast)
 	}
 	return s, h, nil
 }

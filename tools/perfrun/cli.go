@@ -33,7 +33,7 @@ type cli struct {
 	Warmup        int           `name:"warmup" default:"5" help:"Discarded calls after the cold one (default: ${default})."`
 	MinTime       time.Duration `name:"min-time" default:"0s" help:"Keep timing a query past --iterations until its timed calls took this long in all, at most 5000 per path: more samples for cheap queries (default: ${default}, off)."`
 	Concurrency   []int         `name:"concurrency" default:"1,4,16,64" help:"Client counts of the sweep on the point lookup; empty skips it (default: ${default})."`
-	SweepDuration time.Duration `name:"sweep-duration" default:"2s" help:"Measured time per sweep level (default: ${default})."`
+	SweepDuration time.Duration `name:"sweep-duration" default:"4s" help:"Measured time per path at each sweep level, split into turns that alternate native and server (default: ${default})."`
 	Timeout       time.Duration `name:"timeout" default:"60s" help:"Per-call timeout, also the statement timeout (default: ${default})."`
 	MCPG          string        `name:"mcpg" placeholder:"PATH" help:"The mcpg binary for e2e-stdio (default: mcpg next to perfrun, then on PATH)."`
 	MCPProtocol   string        `name:"mcp-protocol" default:"${mcp_protocol}" help:"MCP protocol version the e2e paths' client asks for: the official TypeScript SDK's newest by default, or 2026-07-28 (default: ${default})."`

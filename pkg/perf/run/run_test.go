@@ -120,7 +120,8 @@ func TestRunAllPathsAndSweep(t *testing.T) {
 		}
 	}
 	for _, l := range recs.Loads {
-		if l.Requests == 0 || l.Errors != 0 || l.Conns != l.Concurrency {
+		// The level's time, summed over the paths' turns.
+		if l.Requests == 0 || l.Errors != 0 || l.Conns != l.Concurrency || l.DurationNS != cfg.SweepDuration.Nanoseconds() {
 			t.Errorf("load %+v", l)
 		}
 	}

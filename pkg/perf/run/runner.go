@@ -258,8 +258,16 @@ func p50(s []*perf.Sample, path string) time.Duration {
 	return time.Duration(d[len(d)/2]).Round(time.Microsecond)
 }
 
+// SweepRounds is how many turns native and server take at each level of
+// the sweep: the level's measured time is split into this many rounds,
+// the paths alternating (native first in even rounds, server first in odd
+// ones), so that the machine's noise hits both alike, as the latency
+// units' turns do.
+const SweepRounds = 4
+
 // Sweep runs the point lookup at each concurrency level on native and
-// server, each given as many connections as clients.
+// server, each given as many connections as clients, in turns
+// (SweepRounds).
 func (r *Runner) Sweep(ctx context.Context) error {
 	var q *Query
 	for i := range r.cfg.Queries {
@@ -270,44 +278,68 @@ func (r *Runner) Sweep(ctx context.Context) error {
 	if q == nil || len(r.cfg.Concurrency) == 0 {
 		return nil
 	}
+	per := r.cfg.SweepDuration / SweepRounds
 	for _, level := range r.cfg.Concurrency {
+		var names []string
 		for _, name := range r.cfg.Paths {
-			if name != "native" && name != "server" {
-				continue
+			if (name == "native" || name == "server") && !r.cfg.Done[Unit{Path: name, Query: q.ID, Concurrency: level}] {
+				names = append(names, name)
 			}
-			u := Unit{Path: name, Query: q.ID, Concurrency: level}
-			if r.cfg.Done[u] {
-				continue
+		}
+		samples := map[string][]*perf.Sample{}
+		loads := map[string]*perf.Load{}
+		for round := range SweepRounds {
+			order := slices.Clone(names)
+			if round%2 == 1 {
+				slices.Reverse(order)
 			}
-			if err := ctx.Err(); err != nil {
-				return err
+			for _, name := range order {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				s, load, err := r.level(ctx, name, *q, level, per, len(samples[name]))
+				if err != nil {
+					return err
+				}
+				samples[name] = append(samples[name], s...)
+				if sum := loads[name]; sum != nil {
+					sum.DurationNS += load.DurationNS
+					sum.Requests += load.Requests
+					sum.Errors += load.Errors
+					sum.Timeouts += load.Timeouts
+				} else {
+					loads[name] = load
+				}
 			}
-			samples, load, err := r.level(ctx, name, *q, level)
-			if err != nil {
-				return err
-			}
+		}
+		for _, name := range names {
+			s, load := samples[name], loads[name]
+			sortSamples(s)
 			if level == 1 {
 				// Latency at one client is the latency unit's; level 1
 				// adds only its throughput, so that samples of one
 				// (path, query, phase, concurrency) come from one loop.
-				samples = nil
+				s = nil
 			}
-			if err := r.flush(samples, load); err != nil {
+			if err := r.flush(s, load); err != nil {
 				return err
 			}
 			rps := float64(load.Requests) / time.Duration(load.DurationNS).Seconds()
-			r.progress("sweep %-8s %3d clients: %8.0f req/s, p50 %v, %d errors", name, level, rps, p50(samples, ""), load.Errors+load.Timeouts)
+			r.progress("sweep %-8s %3d clients: %8.0f req/s, p50 %v, %d errors", name, level, rps, p50(s, ""), load.Errors+load.Timeouts)
 		}
 	}
 	return nil
 }
 
-// caller is one client of the sweep.
+// caller is one client's call of the point lookup; buf is its scratch
+// buffer, returned for the next call.
 type caller func(ctx context.Context, buf []byte) (Result, []byte, error)
 
-// level runs one concurrency level: level clients call in a loop for the
-// warm-up, then for SweepDuration while every call is recorded.
-func (r *Runner) level(ctx context.Context, name string, q Query, level int) ([]*perf.Sample, *perf.Load, error) {
+// level runs q with level concurrent clients on a fresh set of
+// connections of path name: after SweepWarmup of unrecorded calls, for
+// dur while every call is recorded. Each client's samples are numbered
+// from iterBase on.
+func (r *Runner) level(ctx context.Context, name string, q Query, level int, dur time.Duration, iterBase int) ([]*perf.Sample, *perf.Load, error) {
 	callers := make([]caller, level)
 	var closers []func() error
 	defer func() {
@@ -349,7 +381,7 @@ func (r *Runner) level(ctx context.Context, name string, q Query, level int) ([]
 	)
 	start := time.Now()
 	measureFrom := start.Add(r.cfg.SweepWarmup)
-	end := measureFrom.Add(r.cfg.SweepDuration)
+	end := measureFrom.Add(dur)
 	for i, call := range callers {
 		wg.Add(1)
 		go func() {
@@ -357,7 +389,7 @@ func (r *Runner) level(ctx context.Context, name string, q Query, level int) ([]
 			var buf []byte
 			var mine []*perf.Sample
 			var e, to int64
-			for iter := 0; ctx.Err() == nil; {
+			for iter := iterBase; ctx.Err() == nil; {
 				cctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout+timeoutGrace)
 				t0 := time.Now()
 				var res Result
@@ -392,10 +424,7 @@ func (r *Runner) level(ctx context.Context, name string, q Query, level int) ([]
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	// Client order, then iteration order: the output does not depend on
-	// goroutine scheduling.
-	sortSamples(all)
-	load := &perf.Load{Path: name, Query: q.ID, Concurrency: level, DurationNS: r.cfg.SweepDuration.Nanoseconds(),
+	load := &perf.Load{Path: name, Query: q.ID, Concurrency: level, DurationNS: dur.Nanoseconds(),
 		Requests: int64(len(all)), Errors: errs, Timeouts: timeouts, Conns: level}
 	return all, load, nil
 }

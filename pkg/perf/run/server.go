@@ -32,6 +32,23 @@ func (p *serverPath) openPool(ctx context.Context, conns int) error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	// Open every connection now, as native opens its own before the clock
+	// starts; the pool would otherwise open them during the first calls.
+	held := make([]*pgxpool.Conn, 0, conns)
+	for range conns {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			for _, c := range held {
+				c.Release()
+			}
+			pool.Close()
+			return fmt.Errorf("server: open connection %d of %d: %w", len(held)+1, conns, err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
 	v, err := safesql.New(safesql.Options{})
 	if err != nil {
 		pool.Close()

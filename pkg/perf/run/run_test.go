@@ -111,12 +111,18 @@ func TestRunAllPathsAndSweep(t *testing.T) {
 		t.Fatalf("%d load records, want 4 (2 paths x 2 levels)", len(recs.Loads))
 	}
 	sweep := 0
+	next := map[[2]any]int{} // (path, client) -> the iter its next sample must have
 	for _, s := range recs.Samples {
 		if s.Concurrency == 3 {
 			sweep++
 			if s.Client < 0 || s.Client > 2 || s.Query != PointLookup {
 				t.Errorf("sweep sample %+v", s)
 			}
+			k := [2]any{s.Path, s.Client}
+			if s.Iter != next[k] {
+				t.Errorf("sweep sample of %s client %d: iter %d, want %d", s.Path, s.Client, s.Iter, next[k])
+			}
+			next[k] = s.Iter + 1
 		}
 	}
 	for _, l := range recs.Loads {

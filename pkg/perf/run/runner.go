@@ -315,6 +315,12 @@ func (r *Runner) Sweep(ctx context.Context) error {
 		for _, name := range names {
 			s, load := samples[name], loads[name]
 			sortSamples(s)
+			// Each client's calls, numbered 0, 1, ... across the turns.
+			next := map[int]int{}
+			for _, x := range s {
+				x.Iter = next[x.Client]
+				next[x.Client]++
+			}
 			if level == 1 {
 				// Latency at one client is the latency unit's; level 1
 				// adds only its throughput, so that samples of one

@@ -40,16 +40,18 @@ import (
 //     the client info, and optionally a progressToken;
 //   - a call of an earlier protocol version (the version the official
 //     TypeScript SDK and most clients speak, negotiated by initialize) has
-//     no _meta or one with only a progressToken, and is served only where
-//     the transport's session is known (stdio and in process; on HTTP such
-//     a call needs mcp-go's session handling and goes to mcp-go);
+//     no _meta or one with only a progressToken, and is served only in a
+//     session the fast path knows: stdio's, the in-process transport's, or
+//     on HTTP one that mcp-go registered (kept by ID through the server's
+//     hooks, newFastPath);
 //   - the tool is registered on the server, not as a task tool, and its
 //     handler is one of this package's (handler.tool), so it reads only its
 //     arguments, the session ID, the principal and trace context, and never
 //     asks for more input;
-//   - the server is one New built (no hooks, filters, schema validation or
-//     middleware: New adds none, and nobody may add middleware to it with
-//     MCPServer.Use) and Config.DisableFastPath is off.
+//   - the server is one New built (no hooks but the fast path's own, no
+//     filters, schema validation or middleware: New adds none, and nobody
+//     may add middleware to it with MCPServer.Use) and
+//     Config.DisableFastPath is off.
 //
 // The tool itself runs the same code either way: rate limit, metrics, audit
 // record and span are in handler.tool.

@@ -147,21 +147,31 @@ func (f *fastPath) ownHooks(h *server.Hooks) bool {
 		return false
 	}
 	v := reflect.ValueOf(h).Elem()
-	for i := range v.NumField() {
-		n := v.Field(i)
-		switch v.Type().Field(i).Name {
-		case "OnRegisterSession", "OnUnregisterSession":
-			if n.Len() != 1 {
-				return false
-			}
-		default:
-			if n.Kind() != reflect.Slice || n.Len() != 0 {
-				return false
-			}
+	for i, want := range hookLens() {
+		if want < 0 || v.Field(i).Len() != want {
+			return false
 		}
 	}
 	return true
 }
+
+// hookLens is, for each field of server.Hooks, how many hooks the fast
+// path's own Hooks hold there (one session hook each way, no other), or
+// -1 for a field that is not a list of hooks (which mcp-go v1.2.1's has
+// none of).
+var hookLens = sync.OnceValue(func() []int {
+	t := reflect.TypeFor[server.Hooks]()
+	lens := make([]int, t.NumField())
+	for i := range lens {
+		switch {
+		case t.Field(i).Type.Kind() != reflect.Slice:
+			lens[i] = -1
+		case t.Field(i).Name == "OnRegisterSession", t.Field(i).Name == "OnUnregisterSession":
+			lens[i] = 1
+		}
+	}
+	return lens
+})
 
 // fastPathOf returns s's fastPath, or nil when s has none.
 func fastPathOf(s *server.MCPServer) *fastPath {

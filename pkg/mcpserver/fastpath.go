@@ -237,11 +237,7 @@ func (f *fastPath) recognise(s *server.MCPServer, session server.ClientSession, 
 		return false
 	}
 	// encoding/json decodes what follows, as it does in mcp-go.
-	if !json.Valid(msg) || json.Unmarshal(id, &c.id) != nil || json.Unmarshal(params, &c.req.Params) != nil {
-		return false
-	}
-	var err error
-	if c.idJSON, err = json.Marshal(c.id); err != nil {
+	if !json.Valid(msg) || !decodeID(id, c) || json.Unmarshal(params, &c.req.Params) != nil {
 		return false
 	}
 	p := &c.req.Params
@@ -336,6 +332,24 @@ func plainID(id []byte) bool {
 		}
 	}
 	return true
+}
+
+// decodeID sets c.id to the plain id as encoding/json decodes it into an
+// any, and c.idJSON to it as encoding/json encodes that back. An integer
+// of at most 15 digits without a leading zero (plainID) is exact as a
+// float64 and encodes back to its own digits, so it needs neither.
+func decodeID(id []byte, c *fastCall) bool {
+	if id[0] != '"' {
+		f, err := strconv.ParseFloat(string(id), 64)
+		c.id, c.idJSON = f, bytes.Clone(id)
+		return err == nil
+	}
+	if json.Unmarshal(id, &c.id) != nil {
+		return false
+	}
+	var err error
+	c.idJSON, err = json.Marshal(c.id)
+	return err == nil
 }
 
 // inflightKey is mcp-go's key of a request in its in-flight map.

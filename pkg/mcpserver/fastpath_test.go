@@ -974,3 +974,23 @@ func TestFastPathHooks(t *testing.T) {
 		t.Errorf("%d sessions kept after the client closed", n)
 	}
 }
+
+// TestDecodeID: the fast path's id decoding is encoding/json's, for every
+// id plainID lets through.
+func TestDecodeID(t *testing.T) {
+	for _, id := range []string{"0", "7", "-7", "10", "100", "120", "999999999999999", "-999999999999999", "123456789012345",
+		"100000000000000", `""`, `"abc"`, `"\u00e9\n\u2028"`, `"<a&b>"`, `"\ud83d\ude00"`} {
+		if !plainID([]byte(id)) {
+			t.Fatalf("plainID(%s) = false", id)
+		}
+		var want any
+		if err := json.Unmarshal([]byte(id), &want); err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want)
+		var c fastCall
+		if !decodeID([]byte(id), &c) || c.id != want || string(c.idJSON) != string(wantJSON) {
+			t.Errorf("decodeID(%s) = %#v %s, want %#v %s", id, c.id, c.idJSON, want, wantJSON)
+		}
+	}
+}

@@ -120,7 +120,11 @@ func newFastPath(info mcp.Implementation) (*fastPath, *server.Hooks, error) {
 		f.sessions.Store(cs.SessionID(), cs)
 	})
 	f.hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		f.sessions.CompareAndDelete(cs.SessionID(), cs)
+		if reflect.TypeOf(cs).Comparable() {
+			f.sessions.CompareAndDelete(cs.SessionID(), cs)
+		} else {
+			f.sessions.Delete(cs.SessionID()) // CompareAndDelete would panic
+		}
 	})
 	return f, f.hooks, nil
 }

@@ -994,3 +994,33 @@ func TestDecodeID(t *testing.T) {
 		}
 	}
 }
+
+// valueSession is a session that is not comparable (a struct value with a
+// map), as a program embedding mcpg might register.
+type valueSession struct {
+	id   string
+	tags map[string]string
+}
+
+func (v valueSession) Initialize()                                         {}
+func (v valueSession) Initialized() bool                                   { return true }
+func (v valueSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
+func (v valueSession) SessionID() string                                   { return v.id }
+
+// TestFastPathSessionNotComparable: registering and unregistering a
+// session of a type that cannot be compared neither panics nor leaves it
+// behind.
+func TestFastPathSessionNotComparable(t *testing.T) {
+	fs := newFastServer(t, Config{})
+	ctx := context.Background()
+	if err := fs.s.RegisterSession(ctx, valueSession{id: "v1", tags: map[string]string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if fs.f.session("v1") == nil {
+		t.Fatal("the session was not kept")
+	}
+	fs.s.UnregisterSession(ctx, "v1")
+	if fs.f.session("v1") != nil {
+		t.Error("the session was kept after it was unregistered")
+	}
+}

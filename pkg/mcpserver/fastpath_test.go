@@ -459,6 +459,10 @@ func modernHeader(body string) http.Header {
 	return h
 }
 
+// legacyInit is a 2025-11-25 client's initialize, which makes mcp-go
+// register an HTTP session.
+const legacyInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`
+
 // legacyHeader is what mcp-go's client sends in the session it initialized
 // with protocol version 2025-11-25.
 func legacyHeader(session string) http.Header {
@@ -571,8 +575,7 @@ func TestFastPathHTTP(t *testing.T) {
 		return res, body
 	}
 	// A 2025-11-25 session, initialized through mcp-go as a client would.
-	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`
-	res, _ := post(slow.URL, httpCase{"initialize", init, http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}, false})
+	res, _ := post(slow.URL, httpCase{"initialize", legacyInit, http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}, false})
 	session := res.Header.Get(server.HeaderKeySessionID)
 	if res.StatusCode != http.StatusOK || session == "" {
 		t.Fatalf("initialize: %d, session %q", res.StatusCode, session)
@@ -646,8 +649,7 @@ func TestFastPathHTTPCancel(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res, string(b)
 	}
-	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`
-	res, _ := post(init, http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
+	res, _ := post(legacyInit, http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
 	session := res.Header.Get(server.HeaderKeySessionID)
 	for _, era := range []struct {
 		name         string

@@ -93,24 +93,31 @@ func (t *InProcessTransport) forward(ch <-chan mcp.JSONRPCNotification) {
 	}
 }
 
-// SendRequest encodes request as mcp-go's transport does, answers it on
-// the fast path when it can and through HandleMessage otherwise.
+// SendRequest answers request on the fast path when it can, from its
+// values or else from its encoding as mcp-go's transport makes it, and
+// through HandleMessage otherwise.
 func (t *InProcessTransport) SendRequest(ctx context.Context, request transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	msg, err := json.Marshal(request)
-	if err != nil {
-		return nil, fmt.Errorf("in-process transport: encode request: %w", err)
-	}
 	if t.session != nil {
 		ctx = t.srv.WithContext(ctx, t.session)
 	}
 	var c fastCall
-	reply, ok := t.fastReply(ctx, msg, &c)
-	if ok {
+	reply, fast := t.fastValueReply(ctx, &request, &c)
+	if !fast {
+		msg, err := json.Marshal(request)
+		if err != nil {
+			return nil, fmt.Errorf("in-process transport: encode request: %w", err)
+		}
+		c = fastCall{} // recogniseValue may have filled part of it
+		if reply, fast = t.fastReply(ctx, msg, &c); !fast {
+			if reply, err = json.Marshal(t.srv.HandleMessage(ctx, append(msg, '\n'))); err != nil {
+				return nil, fmt.Errorf("in-process transport: encode reply: %w", err)
+			}
+		}
+	}
+	if fast {
 		if resp, ok := resultResponse(reply, &c); ok {
 			return resp, nil
 		}
-	} else if reply, err = json.Marshal(t.srv.HandleMessage(ctx, append(msg, '\n'))); err != nil {
-		return nil, fmt.Errorf("in-process transport: encode reply: %w", err)
 	}
 	if reply == nil {
 		reply = []byte("null") // no reply, as mcp-go's transport sees it
@@ -122,16 +129,35 @@ func (t *InProcessTransport) SendRequest(ctx context.Context, request transport.
 	return &resp, nil
 }
 
+// fastValueReply answers request on the fast path without encoding it,
+// when recogniseValue can (inprocess_value.go).
+func (t *InProcessTransport) fastValueReply(ctx context.Context, request *transport.JSONRPCRequest, c *fastCall) ([]byte, bool) {
+	if t.fast == nil {
+		return nil, false
+	}
+	session := t.clientSession()
+	if !t.fast.recogniseValue(t.srv, session, request, c) {
+		return nil, false
+	}
+	return t.fast.serve(ctx, c, session, nil), true
+}
+
+// clientSession is the transport's session, nil before Start (not a nil
+// pointer).
+func (t *InProcessTransport) clientSession() server.ClientSession {
+	if t.session != nil {
+		return t.session
+	}
+	return nil
+}
+
 // fastReply answers msg on the fast path when it can, recognising it into
 // c; a panicking tool gets mcp-go's internal-error reply, as on stdio.
 func (t *InProcessTransport) fastReply(ctx context.Context, msg []byte, c *fastCall) ([]byte, bool) {
 	if t.fast == nil {
 		return nil, false
 	}
-	var session server.ClientSession // nil before Start, not a nil pointer
-	if t.session != nil {
-		session = t.session
-	}
+	session := t.clientSession()
 	if !t.fast.recognise(t.srv, session, msg, c, true) {
 		return nil, false
 	}

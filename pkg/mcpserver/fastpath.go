@@ -190,12 +190,12 @@ var toolCode = reflect.ValueOf((*handler)(nil).tool("", nil)).Pointer()
 
 // fastCall is a tools/call the fast path recognised.
 type fastCall struct {
-	id      any    // as mcp-go decodes it: a string or a float64
-	idJSON  []byte // as mcp-go encodes it back
-	params  []byte // the raw params, for the HTTP header checks
-	version string // the protocol version in _meta
-	legacy  bool   // a call of a protocol version before 2026-07-28
-	tool    server.ServerTool
+	id      any                // as mcp-go decodes it: a string or a float64
+	idJSON  []byte             // as mcp-go encodes it back
+	params  []byte             // the raw params, for the HTTP header checks
+	version string             // the protocol version in _meta
+	legacy  bool               // a call of a protocol version before 2026-07-28
+	tool    *server.ServerTool // GetTool's copy
 	req     mcp.CallToolRequest
 }
 
@@ -287,7 +287,7 @@ func (f *fastPath) recogniseTool(s *server.MCPServer, session server.ClientSessi
 		reflect.ValueOf(t.Handler).Pointer() != toolCode || !f.ownHooks(s.GetHooks()) || sessionTool(session, p.Name) {
 		return false
 	}
-	c.tool = *t
+	c.tool = t
 	c.params = params
 	c.req.Method = string(mcp.MethodToolsCall)
 	return true

@@ -42,11 +42,11 @@ type Options struct {
 	// ScratchDir holds the Parquet files of the Parquet strategy; "" means
 	// the target's directory. Its files are removed at the end.
 	ScratchDir string
-	// Compression is CompressFast (default: no FSST or dictionary
-	// compression of strings, which is most of DuckDB's writing cost; the
-	// file is about three times larger and TPC-H query times measured the
-	// same) or CompressFull (every DuckDB method: the smallest file, about
-	// 1.7 times the copy time).
+	// Compression is CompressFast (default: no FSST compression of
+	// strings, whose analysis is most of DuckDB's writing cost; strings
+	// with few distinct values still get dictionaries, which cost little
+	// to write and speed up filters on them) or CompressFull (every DuckDB
+	// method: the smallest file, slower to write).
 	Compression Compression
 	// TextFallback copies columns of types without an exact DuckDB type
 	// (unconstrained numeric, inet, ...) as their PostgreSQL text form
@@ -101,10 +101,10 @@ const (
 
 // settings are the DuckDB statements that select c on the writing
 // database. DuckDB compresses each row group as it is written, trying every
-// method; FSST and dictionary analysis of strings dominate that cost.
+// method; the FSST analysis of strings dominates that cost.
 func (c Compression) settings() []string {
 	if c == CompressFast {
-		return []string{"SET disabled_compression_methods = 'fsst,dictionary'"}
+		return []string{"SET disabled_compression_methods = 'fsst'"}
 	}
 	return nil
 }

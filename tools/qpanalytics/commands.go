@@ -20,7 +20,7 @@ type snapshotCmd struct {
 	Strategy     string        `help:"appender (DuckDB Appender) or parquet (parallel Parquet files, then one load)." default:"appender" enum:"appender,parquet" env:"QPANALYTICS_STRATEGY"`
 	Readers      int           `help:"Parallel PostgreSQL readers (0: chosen from the CPU count)." default:"0" env:"QPANALYTICS_READERS"`
 	Writers      int           `help:"Parallel writers (0: chosen from the CPU count)." default:"0" env:"QPANALYTICS_WRITERS"`
-	Compression  string        `help:"fast (no FSST or dictionary compression of strings: much less writer CPU, a file about 3x larger) or full (every DuckDB method: the smallest file, slower to write)." default:"fast" enum:"full,fast" env:"QPANALYTICS_COMPRESSION"`
+	Compression  string        `help:"fast (no FSST compression of strings: much less writer CPU, a file about 2x larger; dictionaries for strings with few distinct values) or full (every DuckDB method: the smallest file, slower to write)." default:"fast" enum:"full,fast" env:"QPANALYTICS_COMPRESSION"`
 	ScratchDir   string        `help:"Directory for the parquet strategy's files (default: the target's)." env:"QPANALYTICS_SCRATCH_DIR" placeholder:"DIR"`
 	TextFallback bool          `help:"Copy columns with no exact DuckDB type (unconstrained numeric, composite and extension types, ...) as their PostgreSQL text instead of refusing the table." env:"QPANALYTICS_TEXT_FALLBACK"`
 	Verify       bool          `help:"Check counts and checksums inside the snapshot before replacing the target." env:"QPANALYTICS_VERIFY"`

@@ -67,8 +67,9 @@ type fastPath struct {
 	// "session:id", as mcp-go's own map does, so that a
 	// notifications/cancelled reaches them (cancelInflight).
 	inflight sync.Map
-	// served counts the calls the fast path answered (for tests).
-	served atomic.Uint64
+	// served counts the calls the fast path answered, fromValues those of
+	// them the in-process transport recognised from values (for tests).
+	served, fromValues atomic.Uint64
 	// paramHeaders caches, by schemaKey, whether a tool's input schema
 	// binds parameters to HTTP headers (x-mcp-header); mcp-go finds out
 	// by encoding and decoding the whole schema, ~40 µs a call.

@@ -139,6 +139,7 @@ func (t *InProcessTransport) fastValueReply(ctx context.Context, request *transp
 	if !t.fast.recogniseValue(t.srv, session, request, c) {
 		return nil, false
 	}
+	t.fast.fromValues.Add(1)
 	return t.fast.serve(ctx, c, session, nil), true
 }
 

@@ -34,31 +34,39 @@ func inProcessTransport(t *testing.T, version string) {
 	ours := startVersion(t, NewInProcessClient(fs.s), version)
 	ctx := context.Background()
 
+	// values: an earlier version's call the transport takes from its
+	// values (inprocess_value.go); the others are encoded first.
+	legacy := version != mcp.LATEST_PROTOCOL_VERSION
 	calls := []struct {
-		tool string
-		args map[string]any
-		fast bool
+		tool   string
+		args   map[string]any
+		fast   bool
+		values bool
 	}{
-		{"run_select", map[string]any{"sql": "SELECT 1 AS one"}, true},
-		{"run_select", map[string]any{"sql": "SELECT n, 'x' || n FROM generate_series(1, 5) n", "max_rows": 2}, true},
-		{"run_select", map[string]any{"sql": "DELETE FROM orders"}, true},
-		{"run_select", map[string]any{"sql": "SELECT 1/0"}, true},
-		{"list_schemas", nil, true},
-		{"echo", map[string]any{"a": []any{1.5, "<b>"}}, true},
-		{"boom", nil, true},
-		{"nothing", nil, true},
-		{"rich", nil, true},
-		{"noop", nil, false},
+		{"run_select", map[string]any{"sql": "SELECT 1 AS one"}, true, legacy},
+		{"run_select", map[string]any{"sql": "SELECT n, 'x' || n FROM generate_series(1, 5) n", "max_rows": 2}, true, legacy},
+		{"run_select", map[string]any{"sql": "DELETE FROM orders"}, true, legacy},
+		{"run_select", map[string]any{"sql": "SELECT 1/0"}, true, legacy},
+		{"list_schemas", nil, true, legacy},
+		{"echo", map[string]any{"a": []any{1.5, "<b>"}}, true, false},
+		{"echo", map[string]any{"n": 7, "s": "<x>"}, true, legacy},
+		{"boom", nil, true, legacy},
+		{"nothing", nil, true, legacy},
+		{"rich", nil, true, legacy},
+		{"noop", nil, false, false},
 	}
 	for _, c := range calls {
 		var req mcp.CallToolRequest
 		req.Params.Name = c.tool
 		req.Params.Arguments = c.args
 		want, werr := theirs.CallTool(ctx, req)
-		before := fs.f.served.Load()
+		before, beforeValues := fs.f.served.Load(), fs.f.fromValues.Load()
 		got, gerr := ours.CallTool(ctx, req)
 		if served := fs.f.served.Load() - before; (served == 1) != c.fast {
 			t.Errorf("%s: fast path served %d calls, want fast=%v", c.tool, served, c.fast)
+		}
+		if n := fs.f.fromValues.Load() - beforeValues; (n == 1) != c.values {
+			t.Errorf("%s %v: %d calls taken from values, want values=%v", c.tool, c.args, n, c.values)
 		}
 		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 			t.Errorf("%s: error %v, mcp-go's transport %v", c.tool, gerr, werr)
@@ -70,12 +78,19 @@ func inProcessTransport(t *testing.T, version string) {
 			t.Errorf("%s:\n ours   %s\n mcp-go %s", c.tool, g, w)
 		}
 	}
-	// The echo tool saw the same session kind and client through both.
+	// The echo tool saw the same parameters, session kind and client
+	// through both, call by call (mcp-go's transport first).
 	fs.mu.Lock()
 	seen := fs.seen
 	fs.mu.Unlock()
-	if len(seen) != 2 || seen[1].ClientInfo.Name != seen[0].ClientInfo.Name || seen[1].Session == "" {
-		t.Errorf("echo saw %+v", seen)
+	if len(seen) != 4 {
+		t.Fatalf("echo saw %d calls, want 4: %+v", len(seen), seen)
+	}
+	for i := 0; i < len(seen); i += 2 {
+		theirs, ours := seen[i], seen[i+1]
+		if !reflect.DeepEqual(ours.Req.Params, theirs.Req.Params) || ours.ClientInfo.Name != theirs.ClientInfo.Name || ours.Session == "" {
+			t.Errorf("echo saw\n ours   %+v\n mcp-go %+v", ours, theirs)
+		}
 	}
 
 	tl, err := ours.ListTools(ctx, mcp.ListToolsRequest{})

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"strings"
@@ -301,8 +302,23 @@ type clientError struct{ code, msg string }
 
 func (e *clientError) Error() string { return e.msg }
 
+// sessionLog carries the client's identity in the rare lines a session
+// logs; made when needed, since slog's With costs more than a short
+// connection's other bookkeeping.
+type sessionLog struct{ s *session }
+
+func (l sessionLog) get() *slog.Logger {
+	return l.s.p.log.With("client", l.s.addr, "db", l.s.db, "user", l.s.user)
+}
+func (l sessionLog) Warn(msg string, args ...any) { l.get().Warn(msg, args...) }
+func (l sessionLog) Debug(msg string, args ...any) {
+	if l.s.p.log.Enabled(context.Background(), slog.LevelDebug) {
+		l.get().Debug(msg, args...)
+	}
+}
+
 func (s *session) run() {
-	log := s.p.log.With("client", s.addr, "db", s.db, "user", s.user)
+	log := sessionLog{s}
 	var final *clientError
 	defer func() {
 		if r := recover(); r != nil {

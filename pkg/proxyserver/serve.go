@@ -20,6 +20,7 @@ import (
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/proxy"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 	"github.com/qpkit/qpkit/pkg/route"
 )
 
@@ -137,13 +138,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	for _, n := range s.opts.Notes {
 		log.Log(ctx, n.Level, n.Msg)
 	}
-	// Keepalive on with the system's timings: one setsockopt per client
-	// rather than four (Go's default sets idle, interval and count too).
-	lc := net.ListenConfig{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: -1, Interval: -1, Count: -1}}
+	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", c.Listen)
 	if err != nil {
 		return err
 	}
+	// Raw accept4 and setsockopt (pkg/rawconn); keepalive on with the
+	// system's timings: one setsockopt per client rather than four (Go's
+	// default sets idle, interval and count too).
+	ln = rawconn.Listen(ln, true)
 	var hs *http.Server
 	if s.admin != nil {
 		aln, err := net.Listen("tcp", c.Admin)

@@ -5,6 +5,7 @@
 package rawconn
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -95,6 +96,12 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return done, nil
 }
 
+// opError reports err as net does; a connection accepted by Listener is
+// an *os.File underneath, whose "file already closed" becomes
+// net.ErrClosed.
 func (c *Conn) opError(op string, err error) error {
+	if fc, ok := c.Conn.(*fileConn); errors.Is(err, os.ErrClosed) || ok && fc.closed.Load() && !errors.Is(err, os.ErrDeadlineExceeded) {
+		err = net.ErrClosed
+	}
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }

@@ -8,3 +8,6 @@ import "net"
 
 // Wrap returns c: raw system calls are used on Linux only.
 func Wrap(c net.Conn) net.Conn { return c }
+
+// Listen returns ln: raw system calls are used on Linux only.
+func Listen(ln net.Listener, keepAlive bool) net.Listener { return ln }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"time"
 
@@ -59,11 +58,12 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 	var hdr [5]byte
 	var body []byte
 	for {
-		if srv.R.Buffered() == 0 && s.cw.Buffered() > 0 {
-			if err := s.cw.Flush(); err != nil {
-				s.clientFailed(srv)
-				return false
-			}
+		// Whatever the client is owed goes out before waiting on the
+		// server: a message cut by the server's send buffer (nearly every
+		// 8 kB chunk of rows ends inside one) must not hold back the
+		// complete ones before it.
+		if srv.R.Buffered() < len(hdr) && !s.flushClient(srv) {
+			return false
 		}
 		n, err := io.ReadFull(srv.R, hdr[:])
 		if err != nil {
@@ -111,12 +111,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 				s.clientFailed(srv)
 				return false
 			}
-			if _, err := io.CopyN(s.cw, srv.R, int64(size)); err != nil {
-				if isClientErr(err) {
-					s.clientFailed(srv)
-				} else {
-					s.serverFailed(srv, "qprouter: server connection lost")
-				}
+			if !s.passThrough(srv, size) {
 				return false
 			}
 			continue
@@ -125,6 +120,9 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			body = make([]byte, size)
 		}
 		body = body[:size]
+		if srv.R.Buffered() < size && !s.flushClient(srv) {
+			return false
+		}
 		if _, err := io.ReadFull(srv.R, body); err != nil {
 			s.serverFailed(srv, "qprouter: server connection lost")
 			return false
@@ -208,15 +206,6 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 // isDraining takes no lock: callers may hold a session's mu (see
 // Proxy.draining).
 func (p *Proxy) isDraining() bool { return p.draining.Load() }
-
-// isClientErr tells a failed write (to the client) from a failed read.
-func isClientErr(err error) bool {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Op == "write" {
-		return true
-	}
-	return false
-}
 
 // serverFailed reports a lost server to the client (unless the server's
 // own FATAL already did) and ends the session.
@@ -456,4 +445,42 @@ func (s *session) event(e *entry, rows int64, code string) *QueryEvent {
 		name = s.srv.Pool().Name()
 	}
 	return &QueryEvent{SQL: e.sql, Duration: time.Since(e.start), Rows: rows, SQLState: code, Pool: name, Prepared: e.named}
+}
+
+// flushClient sends the client what is buffered for it; on failure the
+// client is closed and srv given up.
+func (s *session) flushClient(srv *pool.Conn) bool {
+	if s.cw.Buffered() == 0 {
+		return true
+	}
+	if err := s.cw.Flush(); err != nil {
+		s.clientFailed(srv)
+		return false
+	}
+	return true
+}
+
+// passThrough copies the next size bytes, the rest of a message whose
+// header is written, from srv to the client as they arrive, flushing
+// before each wait on the server.
+func (s *session) passThrough(srv *pool.Conn, size int) bool {
+	for size > 0 {
+		if srv.R.Buffered() == 0 {
+			if !s.flushClient(srv) {
+				return false
+			}
+			if _, err := srv.R.Peek(1); err != nil {
+				s.serverFailed(srv, "qprouter: server connection lost")
+				return false
+			}
+		}
+		b, _ := srv.R.Peek(min(size, srv.R.Buffered()))
+		if _, err := s.cw.Write(b); err != nil {
+			s.clientFailed(srv)
+			return false
+		}
+		srv.R.Discard(len(b))
+		size -= len(b)
+	}
+	return true
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
@@ -44,6 +46,39 @@ func TestRowsAcrossReadBuffer(t *testing.T) {
 		r := startProxy(t, c, cfg{mode: m, size: 2})
 		if got := sum(r.url("postgres")); got != want {
 			t.Errorf("%v: %s, direct %s", m, got, want)
+		}
+	}
+}
+
+// Rows the server has sent reach the client while the server is still
+// working on the rest: here about 16 kB of rows go out in two full send
+// buffers, each ending inside a row, then the query sleeps for 2 s. Before
+// the relay flushed ahead of every wait, the rows it held waited for the
+// server's next bytes, after the sleep.
+func TestRowsNotHeldWhileServerWorks(t *testing.T) {
+	c := pgtest.Shared(t)
+	const q = `select repeat('x', 100) from generate_series(1, 200)
+		union all select pg_sleep(2)::text`
+	for _, m := range modes {
+		r := startProxy(t, c, cfg{mode: m, size: 2})
+		conn := connect(t, r.url("postgres"))
+		start := time.Now()
+		rows, err := conn.Query(context.Background(), q, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rows.Next() {
+			t.Fatalf("%v: no row: %v", m, rows.Err())
+		}
+		first := time.Since(start)
+		for rows.Next() {
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if first > time.Second {
+			t.Errorf("%v: the first row came after %v, behind the server's 2 s pause", m, first)
 		}
 	}
 }

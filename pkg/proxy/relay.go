@@ -160,8 +160,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 		if inline && (typ == 'G' || typ == 'W') {
 			// COPY FROM STDIN: the server now waits for the client, whose
 			// goroutine must go back to reading it; a reader takes over.
-			if err := s.cw.Flush(); err != nil {
-				s.clientFailed(srv)
+			if !s.flushClient(srv) {
 				return false
 			}
 			s.mu.Lock()
@@ -170,8 +169,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			return true
 		}
 		if typ == 'Z' {
-			if err := s.cw.Flush(); err != nil {
-				s.clientFailed(srv)
+			if !s.flushClient(srv) {
 				return false
 			}
 			if release {

@@ -229,3 +229,13 @@ func unexpectedEOF(err error) error {
 	}
 	return err
 }
+
+// Rebase returns sock (the same socket as the Client's Conn c, taken
+// over by an event loop) replaying first the bytes the handshake read
+// ahead of its last message, which c would have replayed.
+func Rebase(c, sock net.Conn) net.Conn {
+	if p, ok := c.(*prefixConn); ok && len(p.prefix) > 0 {
+		return &prefixConn{Conn: sock, prefix: p.prefix}
+	}
+	return sock
+}

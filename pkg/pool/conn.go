@@ -19,7 +19,10 @@ import (
 // Whoever acquired it owns R and W until it is released; the pool touches
 // them only while the connection is idle.
 type Conn struct {
-	Net    net.Conn
+	Net net.Conn
+	// Raw is the socket under Net's wrappers when an event loop adopted it
+	// (Pool.SetAdopt), nil otherwise.
+	Raw    net.Conn
 	R      *bufio.Reader
 	W      *bufio.Writer
 	PID    uint32

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -103,10 +105,20 @@ type Pool struct {
 	total   int     // open and opening
 	active  int     // handed out
 	clients int
-	waiters []chan *Conn // nil sent: a slot to connect in
+	waiters []waiter
 	closed  bool
 	params  map[string]string
 	stop    chan struct{}
+	adopt   func(net.Conn) (net.Conn, error)
+}
+
+// SetAdopt hands the socket of every connection opened from now on to
+// adopt (an event loop taking it out of the runtime's poller); Conn.Raw
+// is then what adopt returned. Connections over TLS are not adopted.
+func (p *Pool) SetAdopt(adopt func(net.Conn) (net.Conn, error)) {
+	p.mu.Lock()
+	p.adopt = adopt
+	p.mu.Unlock()
 }
 
 // New returns a pool; its janitor runs until Close.
@@ -185,6 +197,23 @@ func (p *Pool) Params() map[string]string {
 	return maps.Clone(p.params)
 }
 
+// TryAcquire returns an idle connection that needs no health check, or
+// nil; it never waits and never connects.
+func (p *Pool) TryAcquire() *Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.idle); n > 0 && !p.closed {
+		c := p.idle[n-1]
+		now := time.Now()
+		if now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter {
+			p.idle = p.idle[:n-1]
+			p.active++
+			return c
+		}
+	}
+	return nil
+}
+
 // Acquire returns a healthy connection, waiting at most AcquireTimeout.
 func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	// The common case, an idle connection that needs no check, takes one
@@ -259,7 +288,7 @@ func (p *Pool) take(ctx context.Context) (*Conn, error) {
 		return nil, nil
 	}
 	ch := make(chan *Conn, 1)
-	p.waiters = append(p.waiters, ch)
+	p.waiters = append(p.waiters, waiter{ch: ch})
 	p.mu.Unlock()
 	select {
 	case c := <-ch:
@@ -267,7 +296,7 @@ func (p *Pool) take(ctx context.Context) (*Conn, error) {
 	case <-ctx.Done():
 		p.mu.Lock()
 		for i, w := range p.waiters {
-			if w == ch {
+			if w.ch == ch {
 				p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
 				p.mu.Unlock()
 				return nil, ctx.Err()
@@ -283,7 +312,67 @@ func (p *Pool) take(ctx context.Context) (*Conn, error) {
 func (p *Pool) wakeLocked(c *Conn) {
 	w := p.waiters[0]
 	p.waiters = p.waiters[1:]
-	w <- c
+	w.ch <- c
+	if w.notify != nil {
+		w.notify()
+	}
+}
+
+// waiter is one wait for a connection: it is sent one, or nil for a slot
+// to connect in; notify, when set, is called after (WaitAsync).
+type waiter struct {
+	ch     chan *Conn
+	notify func()
+}
+
+// WaitAsync is a wait for an event loop, which must not block: when no
+// connection is idle and none may be opened, it queues a waiter behind
+// Acquire's and returns its channel, which gets the next connection
+// released (or nil: a slot to connect in, see ReturnSlot) in turn, notify
+// being called right after, with the pool's lock held. It returns nil
+// when the caller should use Acquire instead (a connection is idle or
+// may be opened now, or the pool is closed).
+func (p *Pool) WaitAsync(notify func()) chan *Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.idle) > 0 || p.total < p.cfg.Size {
+		return nil
+	}
+	ch := make(chan *Conn, 1)
+	p.waiters = append(p.waiters, waiter{ch: ch, notify: notify})
+	return ch
+}
+
+// CancelWait withdraws a WaitAsync waiter. It returns false when the
+// waiter was already handed a connection or slot, which is then in ch.
+func (p *Pool) CancelWait(ch chan *Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, w := range p.waiters {
+		if w.ch == ch {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// ReturnSlot gives back a slot to connect in (nil from a WaitAsync
+// channel) that the waiter will not use.
+func (p *Pool) ReturnSlot() {
+	p.mu.Lock()
+	p.total--
+	p.active--
+	p.refillLocked()
+	p.mu.Unlock()
+}
+
+// TimeoutError is Acquire's error when AcquireTimeout passed.
+func (p *Pool) TimeoutError() error {
+	p.mu.Lock()
+	timeout := p.cfg.AcquireTimeout
+	p.mu.Unlock()
+	return fmt.Errorf("%w within %s for pool %s", ErrTimeout, timeout, p.Name())
 }
 
 func (p *Pool) healthy(ctx context.Context, c *Conn) bool {
@@ -321,8 +410,12 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 		pc.Close(context.Background())
 		return nil, err
 	}
-	nc := rawconn.Wrap(h.Conn)
+	p.mu.Lock()
+	adopt := p.adopt
+	p.mu.Unlock()
+	nc, raw := p.adoptConn(h.Conn, adopt)
 	c := &Conn{
+		Raw:     raw,
 		Net:     nc,
 		R:       bufio.NewReaderSize(nc, 32<<10),
 		W:       bufio.NewWriterSize(nc, 16<<10),
@@ -474,4 +567,28 @@ func (p *Pool) janitor() {
 			p.Release(c)
 		}
 	}
+}
+
+// adoptConn gives the socket under nc (a counting wrapper at most) to
+// adopt, keeping the wrapper; without adopt, or over TLS, the socket gets
+// raw system calls instead. raw is the adopted socket, or nil.
+func (p *Pool) adoptConn(nc net.Conn, adopt func(net.Conn) (net.Conn, error)) (wrapped, raw net.Conn) {
+	if adopt != nil {
+		inner := nc
+		cc, counted := nc.(*countConn)
+		if counted {
+			inner = cc.Conn
+		}
+		if _, ok := inner.(syscall.Conn); ok {
+			a, err := adopt(inner)
+			if err == nil {
+				if counted {
+					return &countConn{Conn: a, read: cc.read, wrote: cc.wrote}, a
+				}
+				return a, a
+			}
+			p.log.Debug("pool: socket not adopted", "pool", p.Name(), "err", err)
+		}
+	}
+	return rawconn.Wrap(nc), nil
 }

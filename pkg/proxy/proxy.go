@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/qpkit/qpkit/pkg/netloop"
 	"log/slog"
 	"net"
 	"sync"
@@ -104,6 +105,11 @@ type Options struct {
 	// OnClient is called with true when an authenticated client starts
 	// its session and with false when it ends.
 	OnClient func(connected bool)
+	// Loop, when set, serves transaction mode's plain transactions on an
+	// event loop (netloop): every client socket not on TLS is adopted
+	// after its startup, and Pools should adopt the server sockets into
+	// the same loop (route.Pools.Adopt).
+	Loop *netloop.Loop
 	// Reload is what Reload runs (re-reading files, then applying
 	// settings); nil makes Reload only reapply pool settings.
 	Reload func() error
@@ -125,6 +131,7 @@ type Proxy struct {
 	// held: Shutdown holds mu while it takes each session's mu.
 	draining atomic.Bool
 	nclients atomic.Int64
+	loopTxns atomic.Int64 // answers relayed to ReadyForQuery on the event loop
 	wg       sync.WaitGroup
 
 	// Pausing: a pool is paused when it was paused by name, or when every
@@ -174,6 +181,11 @@ func New(opts Options) (*Proxy, error) {
 	return p, nil
 }
 
+// LoopTransactions counts the answers (each up to its ReadyForQuery)
+// relayed on the event loop (Options.Loop) rather than by a session's
+// goroutine.
+func (p *Proxy) LoopTransactions() int64 { return p.loopTxns.Load() }
+
 // Mode is the proxy's pool mode.
 func (p *Proxy) Mode() Mode { return p.opts.Mode }
 
@@ -213,6 +225,7 @@ func (p *Proxy) Serve(ln net.Listener) error {
 func (p *Proxy) serveConn(conn net.Conn) {
 	defer conn.Close()
 	conn = rawconn.Wrap(conn)
+	sock := conn
 	if f := p.opts.OnClientBytes; f != nil {
 		conn = pool.CountConn(conn, func(n int) { f(true, n) }, func(n int) { f(false, n) })
 	}
@@ -238,7 +251,23 @@ func (p *Proxy) serveConn(conn net.Conn) {
 		return
 	}
 	defer p.nclients.Add(-1)
+	var lc *netloop.Conn
+	if p.opts.Loop != nil && p.opts.Mode == Transaction && !cl.Startup.TLS {
+		if c, err := p.opts.Loop.Adopt(sock); err == nil {
+			lc = c
+			var nc net.Conn = c
+			if f := p.opts.OnClientBytes; f != nil {
+				nc = pool.CountConn(c, func(n int) { f(true, n) }, func(n int) { f(false, n) })
+			}
+			cl.Conn = pgwire.Rebase(cl.Conn, nc)
+			defer c.Close()
+		} else {
+			p.log.Debug("proxy: client socket not adopted", "err", err)
+		}
+	}
 	s := newSession(p, cl)
+	s.lp.lc = lc
+	s.lp.back = make(chan error, 1)
 	defer s.release()
 	p.mu.Lock()
 	if p.draining.Load() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/netloop"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
@@ -21,6 +22,8 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func eventLoop() bool { return os.Getenv("QPROUTER_EVENT_LOOP") == "1" }
 
 // running is a proxy serving on a local port for one test.
 type running struct {
@@ -45,6 +48,7 @@ type cfg struct {
 	onQuery    func(proxy.QueryEvent) // instead of events
 	lru        int
 	maxClients int
+	loop       bool // serve on an event loop (also when QPROUTER_EVENT_LOOP=1)
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -84,6 +88,23 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 	}
 	if o.onQuery != nil {
 		opts.OnQuery = o.onQuery
+	}
+	if o.mode == proxy.Transaction && (o.loop || eventLoop()) {
+		// QPROUTER_EVENT_LOOP=1 runs every transaction-mode test on the
+		// event loop (scripts/test runs the package both ways).
+		loop, err := netloop.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Loop = loop
+		pools.Adopt = func(c net.Conn) (net.Conn, error) {
+			lc, err := loop.Adopt(c)
+			if err != nil {
+				return nil, err
+			}
+			return lc, nil
+		}
+		t.Cleanup(loop.Close) // after Shutdown (cleanups run last first)
 	}
 	p, err := proxy.New(opts)
 	if err != nil {

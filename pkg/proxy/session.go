@@ -149,6 +149,8 @@ type session struct {
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
 	clientCopying bool
+
+	lp loopState
 }
 
 type portal struct {
@@ -332,33 +334,30 @@ func (s *session) run() {
 		return
 	}
 	for {
-		typ, body, err := s.fr.Next()
-		if err != nil {
-			var oe *pgwire.OversizeError
-			var fe *pgwire.FrameError
-			switch {
-			case errors.As(err, &oe), errors.As(err, &fe):
-				log.Warn("proxy: protocol error from client", "err", err)
-				final = &clientError{"08P01", "qprouter: " + err.Error()}
-			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
-			default:
-				log.Debug("proxy: client read", "err", err)
+		if s.parkable() {
+			if err := s.park(); err != nil {
+				final = s.finalOf(err)
+				return
 			}
-			return
-		}
-		if err := s.handle(typ, body, s.fr.Message()); err != nil {
-			var ce *clientError
-			if errors.As(err, &ce) {
-				final = ce
-				if ce.code == "08P01" {
-					log.Warn("proxy: protocol error from client", "err", ce.msg)
-				} else {
-					log.Debug("proxy: session ends", "err", ce.msg)
+		} else {
+			typ, body, err := s.fr.Next()
+			if err != nil {
+				var oe *pgwire.OversizeError
+				var fe *pgwire.FrameError
+				switch {
+				case errors.As(err, &oe), errors.As(err, &fe):
+					log.Warn("proxy: protocol error from client", "err", err)
+					final = &clientError{"08P01", "qprouter: " + err.Error()}
+				case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+				default:
+					log.Debug("proxy: client read", "err", err)
 				}
-			} else if err != errTerminate {
-				log.Debug("proxy: session ends", "err", err)
+				return
 			}
-			return
+			if err := s.handle(typ, body, s.fr.Message()); err != nil {
+				final = s.finalOf(err)
+				return
+			}
 		}
 		if s.fr.Buffered() == 0 {
 			if s.answered {
@@ -375,6 +374,24 @@ func (s *session) run() {
 			s.relayInline()
 		}
 	}
+}
+
+// finalOf logs the error that ends the session and returns what the
+// client is told, if anything.
+func (s *session) finalOf(err error) *clientError {
+	log := sessionLog{s}
+	var ce *clientError
+	if errors.As(err, &ce) {
+		if ce.code == "08P01" {
+			log.Warn("proxy: protocol error from client", "err", ce.msg)
+		} else {
+			log.Debug("proxy: session ends", "err", ce.msg)
+		}
+		return ce
+	} else if err != errTerminate {
+		log.Debug("proxy: session ends", "err", err)
+	}
+	return nil
 }
 
 // welcome acquires a server for the client's parameters and sends them.
@@ -579,6 +596,16 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 			}
 		} else {
 			return nil, errors.New("session lost its server")
+		}
+		if s.lp.inLoop {
+			if srv := s.loopAcquire(pl); srv != nil {
+				s.attach(srv)
+				continue
+			}
+			if !s.p.pausing.Load() && s.waitServer(pl) {
+				return nil, errWaitServer
+			}
+			return nil, errNeedGoroutine
 		}
 		srv, err := s.acquire(pl)
 		if err != nil {

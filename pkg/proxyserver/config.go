@@ -35,6 +35,7 @@ type Config struct {
 	TLSKey            string        `toml:"tls_key"`             // PEM private key of TLSCert
 	RequireTLS        bool          `toml:"require_tls"`         // refuse clients that do not use TLS
 	PreparedPerServer int           `toml:"prepared_per_server"` // renamed prepared statements per server connection (transaction mode)
+	EventLoop         bool          `toml:"event_loop"`          // serve transaction mode's plain transactions on an event loop (experimental)
 	Admin             string        `toml:"admin"`               // admin HTTP API and /metrics address ("": off)
 	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"`    // drain time once the context ends
 	LogLevel          string        `toml:"log_level"`           // debug, info, warn or error

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/qpkit/qpkit/pkg/netloop"
 	"io"
 	"log/slog"
 	"net"
@@ -49,6 +50,7 @@ type Server struct {
 	log   *slog.Logger
 	proxy *proxy.Proxy
 	admin *admin.Server // nil without Config.Admin
+	loop  *netloop.Loop // nil without Config.EventLoop
 
 	mu    sync.Mutex
 	cfg   Config
@@ -117,10 +119,27 @@ func New(opts Options) (*Server, error) {
 		Log:               s.log,
 		Reload:            s.reload,
 	}
+	if c.EventLoop && popts.Mode == proxy.Transaction {
+		if s.loop, err = netloop.New(); err != nil {
+			return nil, err
+		}
+		loop := s.loop
+		popts.Loop = loop
+		popts.Pools.Adopt = func(c net.Conn) (net.Conn, error) {
+			lc, err := loop.Adopt(c)
+			if err != nil {
+				return nil, err
+			}
+			return lc, nil
+		}
+	}
 	if s.admin != nil {
 		s.observe(&popts)
 	}
 	if s.proxy, err = proxy.New(popts); err != nil {
+		if s.loop != nil {
+			s.loop.Close()
+		}
 		return nil, err
 	}
 	return s, nil
@@ -196,6 +215,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if hs != nil {
 		hs.Close()
+	}
+	if s.loop != nil {
+		s.loop.Close()
 	}
 	log.Info("stopped")
 	return nil

@@ -23,6 +23,9 @@ type Conn struct {
 // Wrap returns c as a *Conn when it is a socket the runtime polls
 // (*net.TCPConn, *net.UnixConn), and c itself otherwise.
 func Wrap(c net.Conn) net.Conn {
+	if _, ok := c.(*Conn); ok {
+		return c
+	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return c
@@ -36,6 +39,9 @@ func Wrap(c net.Conn) net.Conn {
 
 // Unwrap is the wrapped connection.
 func (c *Conn) Unwrap() net.Conn { return c.Conn }
+
+// SyscallConn gives the socket's descriptor (an event loop adopts it).
+func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
 
 // Read reads what is available, waiting for the socket to be readable.
 func (c *Conn) Read(p []byte) (int, error) {

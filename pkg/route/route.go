@@ -7,6 +7,7 @@ package route
 import (
 	"context"
 	"log/slog"
+	"net"
 	"sort"
 	"sync"
 
@@ -35,6 +36,8 @@ type Pools struct {
 	// Config gives a new pool's settings; nil means pool defaults.
 	Config func(database, user string) pool.Config
 	Log    *slog.Logger
+	// Adopt, when set, is given to every new pool (pool.Pool.SetAdopt).
+	Adopt func(net.Conn) (net.Conn, error)
 
 	mu    sync.Mutex
 	pools map[[2]string]*pool.Pool
@@ -61,6 +64,9 @@ func (s *Pools) Get(database, user string) *pool.Pool {
 		cfg = s.Config(database, user)
 	}
 	p := pool.New(database, user, cfg, s.Connect, s.Log)
+	if s.Adopt != nil {
+		p.SetAdopt(s.Adopt)
+	}
 	s.pools[key] = p
 	return p
 }

@@ -1,0 +1,337 @@
+//go:build linux
+
+// Conn: a net.Conn on an adopted socket, blocking for goroutines and non-blocking for the loop.
+
+package netloop
+
+import (
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Handler takes a socket's readiness on the loop thread.
+type Handler interface {
+	// Ready reports that c may be readable or writable (or failed, or
+	// closed by another goroutine); the handler reads or writes until it
+	// would block (ErrWouldBlock) or it is done.
+	Ready(c *Conn)
+}
+
+// Conn is a socket adopted by a Loop. Goroutines use it as a net.Conn:
+// Read and Write wait for readiness and honour deadlines. While it has a
+// Handler (SetHandler, on the loop thread) it is the loop's: Read returns
+// ErrWouldBlock instead of waiting, and Write never waits: what the
+// socket does not take is kept and sent as it drains (Pending).
+type Conn struct {
+	l            *Loop
+	id           uint64
+	laddr, raddr net.Addr
+
+	// fdmu is read-held around each system call on fd and write-held to
+	// close it, so a descriptor is never closed (and reused) under a call.
+	fdmu sync.RWMutex
+	fd   int
+
+	rtok, wtok chan struct{} // readiness tokens for a waiting goroutine
+	rdlc, wdlc chan struct{} // a read or write deadline changed
+	closing    chan struct{}
+	closed     atomic.Bool
+	rdl, wdl   atomic.Int64 // deadlines, UnixNano; 0: none
+
+	handler Handler // loop thread only
+	rready  bool    // loop thread: no read has found the socket empty since the last edge
+
+	outmu sync.Mutex
+	out   []byte // accepted by Write, not yet taken by the socket
+}
+
+// ErrWouldBlock is what Read returns to the loop when the socket is empty.
+var ErrWouldBlock = &wouldBlock{}
+
+type wouldBlock struct{}
+
+func (*wouldBlock) Error() string   { return "netloop: would block" }
+func (*wouldBlock) Timeout() bool   { return false }
+func (*wouldBlock) Temporary() bool { return true }
+
+// SetHandler gives c's readiness to h (nil: back to waiting goroutines).
+// Loop thread only. Edges that came before are not repeated: the caller
+// runs h once after setting it.
+func (c *Conn) SetHandler(h Handler) { c.handler = h }
+
+// Handler is c's handler. Loop thread only.
+func (c *Conn) Handler() Handler { return c.handler }
+
+// MaybeReadable reports whether a read could find data: no read has
+// come back short or empty since the last readiness edge. Loop thread.
+func (c *Conn) MaybeReadable() bool { return c.rready }
+
+// Pending is the number of bytes Write accepted that the socket has not
+// taken yet.
+func (c *Conn) Pending() int {
+	c.outmu.Lock()
+	defer c.outmu.Unlock()
+	return len(c.out)
+}
+
+// Loop is the loop c belongs to.
+func (c *Conn) Loop() *Loop { return c.l }
+
+func (c *Conn) event(ev uint32) {
+	in := ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
+	if in {
+		c.rready = true
+	}
+	if ev&(syscall.EPOLLOUT|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+		c.drainOut()
+		select {
+		case c.wtok <- struct{}{}:
+		default:
+		}
+	}
+	if c.handler != nil {
+		c.handler.Ready(c)
+		return
+	}
+	if in {
+		select {
+		case c.rtok <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *Conn) sys(trap uintptr, p []byte) (int, syscall.Errno) {
+	c.fdmu.RLock()
+	defer c.fdmu.RUnlock()
+	if c.fd < 0 {
+		return 0, syscall.EBADF
+	}
+	for {
+		n, _, e := syscall.RawSyscall(trap, uintptr(c.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e != syscall.EINTR {
+			return int(n), e
+		}
+	}
+}
+
+// Read reads what is available. A goroutine waits for data; the loop
+// (c has a Handler) gets ErrWouldBlock.
+func (c *Conn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		if c.closed.Load() {
+			return 0, c.opError("read", net.ErrClosed)
+		}
+		if c.handler != nil && !c.rready {
+			return 0, ErrWouldBlock // drained since the last edge: no call
+		}
+		n, e := c.sys(syscall.SYS_READ, p)
+		switch {
+		case e == 0 && n > 0:
+			if n < len(p) && c.handler != nil {
+				c.rready = false
+			}
+			return n, nil
+		case e == 0:
+			return 0, io.EOF
+		case e != syscall.EAGAIN:
+			if e == syscall.EBADF && c.closed.Load() {
+				return 0, c.opError("read", net.ErrClosed)
+			}
+			return 0, c.opError("read", os.NewSyscallError("read", e))
+		}
+		if c.handler != nil {
+			c.rready = false
+			return 0, ErrWouldBlock
+		}
+		if err := c.wait(c.rtok, c.rdlc, &c.rdl); err != nil {
+			return 0, c.opError("read", err)
+		}
+	}
+}
+
+// Write writes all of p. A goroutine waits for room; the loop's writes
+// never wait: the rest is kept and sent when the socket drains.
+func (c *Conn) Write(p []byte) (int, error) {
+	c.outmu.Lock()
+	defer c.outmu.Unlock()
+	if c.handler != nil && len(c.out) > 0 {
+		c.out = append(c.out, p...)
+		return len(p), nil
+	}
+	for len(c.out) > 0 { // a goroutine writes after what the loop left
+		if err := c.writeOut(); err != nil {
+			return 0, err
+		}
+		if len(c.out) > 0 {
+			c.outmu.Unlock()
+			err := c.wait(c.wtok, c.wdlc, &c.wdl)
+			c.outmu.Lock()
+			if err != nil {
+				return 0, c.opError("write", err)
+			}
+		}
+	}
+	done := 0
+	for done < len(p) {
+		if c.closed.Load() {
+			return done, c.opError("write", net.ErrClosed)
+		}
+		n, e := c.sys(syscall.SYS_WRITE, p[done:])
+		switch e {
+		case 0:
+			done += n
+			continue
+		case syscall.EAGAIN:
+		default:
+			return done, c.opError("write", os.NewSyscallError("write", e))
+		}
+		if c.handler != nil {
+			c.out = append(c.out, p[done:]...)
+			return len(p), nil
+		}
+		c.outmu.Unlock()
+		err := c.wait(c.wtok, c.wdlc, &c.wdl)
+		c.outmu.Lock()
+		if err != nil {
+			return done, c.opError("write", err)
+		}
+	}
+	return done, nil
+}
+
+// writeOut sends what it can of c.out, with outmu held.
+func (c *Conn) writeOut() error {
+	for len(c.out) > 0 {
+		n, e := c.sys(syscall.SYS_WRITE, c.out)
+		switch e {
+		case 0:
+			c.out = c.out[:copy(c.out, c.out[n:])]
+			continue
+		case syscall.EAGAIN:
+			return nil
+		}
+		c.out = c.out[:0]
+		return c.opError("write", os.NewSyscallError("write", e))
+	}
+	if cap(c.out) > 64<<10 {
+		c.out = nil
+	}
+	return nil
+}
+
+func (c *Conn) drainOut() {
+	c.outmu.Lock()
+	if len(c.out) > 0 {
+		c.writeOut()
+	}
+	c.outmu.Unlock()
+}
+
+// wait blocks until tok has a token, the deadline in dl passes, or c closes.
+func (c *Conn) wait(tok, changed chan struct{}, dl *atomic.Int64) error {
+	for {
+		d := dl.Load()
+		if d == 0 {
+			select {
+			case <-tok:
+				return nil
+			case <-changed:
+				continue
+			case <-c.closing:
+				return net.ErrClosed
+			}
+		}
+		left := time.Until(time.Unix(0, d))
+		if left <= 0 {
+			return os.ErrDeadlineExceeded
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-tok:
+			t.Stop()
+			return nil
+		case <-changed:
+			t.Stop()
+		case <-c.closing:
+			t.Stop()
+			return net.ErrClosed
+		case <-t.C:
+		}
+	}
+}
+
+// Close closes the socket. A Handler gets one more Ready to see it.
+func (c *Conn) Close() error {
+	if c.closed.Swap(true) {
+		return c.opError("close", net.ErrClosed)
+	}
+	close(c.closing)
+	c.fdmu.Lock()
+	fd := c.fd
+	c.fd = -1
+	c.fdmu.Unlock()
+	syscall.EpollCtl(c.l.ep, syscall.EPOLL_CTL_DEL, fd, nil)
+	err := syscall.Close(fd)
+	c.l.forget(c)
+	if !c.l.OnLoop() {
+		c.l.Post(func() {
+			if h := c.handler; h != nil {
+				h.Ready(c)
+			}
+		})
+	}
+	if err != nil {
+		return c.opError("close", err)
+	}
+	return nil
+}
+
+// Closed reports whether Close was called.
+func (c *Conn) Closed() bool { return c.closed.Load() }
+
+func (c *Conn) LocalAddr() net.Addr  { return c.laddr }
+func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
+
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.SetReadDeadline(t)
+	return c.SetWriteDeadline(t)
+}
+
+func (c *Conn) SetReadDeadline(t time.Time) error  { return c.setDeadline(&c.rdl, c.rdlc, t) }
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.setDeadline(&c.wdl, c.wdlc, t) }
+
+func (c *Conn) setDeadline(dl *atomic.Int64, changed chan struct{}, t time.Time) error {
+	if c.closed.Load() {
+		return c.opError("set deadline", net.ErrClosed)
+	}
+	var v int64
+	if !t.IsZero() {
+		v = t.UnixNano()
+		if v == 0 {
+			v = 1
+		}
+	}
+	dl.Store(v)
+	select {
+	case changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *Conn) opError(op string, err error) error {
+	if err == io.EOF {
+		return err
+	}
+	return &net.OpError{Op: op, Net: "tcp", Source: c.laddr, Addr: c.raddr, Err: err}
+}

@@ -1,0 +1,165 @@
+//go:build linux
+
+package netloop
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// pair returns an adopted server-side Conn and the plain client side.
+func pair(t *testing.T, l *Loop) (*Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cl, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	sc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Adopt(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, cl
+}
+
+func newLoop(t *testing.T) *Loop {
+	t.Helper()
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+func TestGoroutineReadWrite(t *testing.T) {
+	l := newLoop(t)
+	c, peer := pair(t, l)
+	go func() {
+		time.Sleep(20 * time.Millisecond) // Read waits first
+		peer.Write([]byte("hello"))
+	}()
+	buf := make([]byte, 16)
+	n, err := c.Read(buf)
+	if err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	// A write larger than the socket buffers waits for the peer to read.
+	big := bytes.Repeat([]byte("x"), 8<<20)
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(big))))
+		got <- b
+	}()
+	if n, err := c.Write(big); err != nil || n != len(big) {
+		t.Fatalf("write %d, %v", n, err)
+	}
+	if b := <-got; !bytes.Equal(b, big) {
+		t.Fatalf("peer got %d bytes", len(b))
+	}
+	peer.Close()
+	if _, err := c.Read(buf); err != io.EOF {
+		t.Fatalf("read after peer close: %v, want EOF", err)
+	}
+}
+
+func TestDeadlineAndClose(t *testing.T) {
+	l := newLoop(t)
+	c, _ := pair(t, l)
+	c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past deadline: %v", err)
+	}
+	c.SetReadDeadline(time.Time{})
+	done := make(chan error)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	// A deadline set while Read waits ends the wait.
+	c.SetReadDeadline(time.Unix(1, 0))
+	if err := <-done; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read with deadline set meanwhile: %v", err)
+	}
+	c.SetReadDeadline(time.Time{})
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	if err := <-done; !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read on close: %v", err)
+	}
+}
+
+type recorder struct {
+	c   *Conn
+	got chan []byte
+}
+
+func (r *recorder) Ready(c *Conn) {
+	buf := make([]byte, 4)
+	for {
+		n, err := c.Read(buf)
+		if err == ErrWouldBlock {
+			return
+		}
+		if err != nil {
+			r.got <- nil
+			c.SetHandler(nil)
+			return
+		}
+		r.got <- append([]byte(nil), buf[:n]...)
+	}
+}
+
+func TestHandler(t *testing.T) {
+	l := newLoop(t)
+	c, peer := pair(t, l)
+	r := &recorder{c: c, got: make(chan []byte, 16)}
+	// Whoever sets a handler runs it once: an edge may have come before.
+	l.Post(func() { c.SetHandler(r); r.Ready(c) })
+	peer.Write([]byte("abcdef"))
+	var all []byte
+	for len(all) < 6 {
+		all = append(all, <-r.got...)
+	}
+	if string(all) != "abcdef" {
+		t.Fatalf("handler read %q", all)
+	}
+	// The loop's writes never wait: what the socket refuses is kept.
+	big := bytes.Repeat([]byte("y"), 8<<20)
+	wrote := make(chan int)
+	l.Post(func() {
+		c.Write(big)
+		wrote <- c.Pending()
+	})
+	if p := <-wrote; p == 0 {
+		t.Fatal("8 MiB written by the loop: nothing pending")
+	}
+	b, err := io.ReadAll(io.LimitReader(peer, int64(len(big))))
+	if err != nil || !bytes.Equal(b, big) {
+		t.Fatalf("peer got %d bytes, %v", len(b), err)
+	}
+	peer.Close()
+	if b := <-r.got; b != nil {
+		t.Fatalf("after the peer closed: %q", b)
+	}
+}

@@ -1,0 +1,227 @@
+//go:build linux
+
+// Loop: one locked OS thread waiting on its own epoll for every adopted socket.
+
+package netloop
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// Loop polls adopted sockets on its own edge-triggered epoll, in one
+// goroutine locked to its OS thread. Readiness goes to the socket's
+// Handler when it has one (run on the loop thread, the fast path) and
+// otherwise wakes the goroutine blocked in the Conn's Read or Write.
+type Loop struct {
+	ep  int
+	efd int // eventfd: Post wakes the wait
+
+	mu     sync.Mutex
+	conns  map[uint64]*Conn
+	nextID uint64
+	tasks  []func()
+	posted atomic.Bool // a wake-up is pending on efd
+	closed bool
+
+	thread atomic.Int64 // the loop thread's id, for OnLoop
+	done   chan struct{}
+}
+
+// New starts a loop.
+func New() (*Loop, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("netloop: epoll_create1: %w", err)
+	}
+	r, _, e := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if e != 0 {
+		syscall.Close(ep)
+		return nil, fmt.Errorf("netloop: eventfd2: %w", e)
+	}
+	l := &Loop{ep: ep, efd: int(r), conns: make(map[uint64]*Conn), done: make(chan struct{})}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | epollET}
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.efd, &ev); err != nil {
+		syscall.Close(ep)
+		syscall.Close(l.efd)
+		return nil, fmt.Errorf("netloop: epoll_ctl eventfd: %w", err)
+	}
+	started := make(chan struct{})
+	go l.run(started)
+	<-started
+	return l, nil
+}
+
+// Close stops the loop; adopted sockets are left to their owners.
+func (l *Loop) Close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	l.mu.Unlock()
+	l.wake()
+	<-l.done
+}
+
+// OnLoop reports whether the caller runs on the loop thread (in a
+// Handler or a posted function).
+func (l *Loop) OnLoop() bool { return int64(syscall.Gettid()) == l.thread.Load() }
+
+// Post runs f on the loop thread, after the events being handled.
+func (l *Loop) Post(f func()) {
+	l.mu.Lock()
+	l.tasks = append(l.tasks, f)
+	l.mu.Unlock()
+	l.wake()
+}
+
+func (l *Loop) wake() {
+	if l.posted.Swap(true) {
+		return
+	}
+	one := uint64(1)
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(l.efd), uintptr(unsafe.Pointer(&one)), 8)
+}
+
+func (l *Loop) run(started chan<- struct{}) {
+	runtime.LockOSThread()
+	defer close(l.done)
+	l.thread.Store(int64(syscall.Gettid()))
+	close(started)
+	events := make([]syscall.EpollEvent, 256)
+	var tasks []func()
+	for {
+		// Events already there are taken with a raw call, which keeps
+		// the thread's processor as a C event loop keeps its CPU; only
+		// when there are none does the loop block, as a system call the
+		// runtime sees, so that its processor can serve goroutines and
+		// the collector need not wait for the loop to wake.
+		n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+		if e == 0 && n == 0 {
+			n, _, e = syscall.Syscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), ^uintptr(0), 0, 0)
+		}
+		if e != 0 {
+			n = 0
+		}
+		for i := range events[:n] {
+			ev := &events[i]
+			id := *(*uint64)(unsafe.Pointer(&ev.Fd))
+			if id == 0 {
+				continue // the eventfd: tasks below
+			}
+			l.mu.Lock()
+			c := l.conns[id]
+			l.mu.Unlock()
+			if c != nil {
+				c.event(ev.Events)
+			}
+		}
+		preemptPoint()
+		if l.posted.Load() {
+			var buf [8]byte
+			syscall.RawSyscall(syscall.SYS_READ, uintptr(l.efd), uintptr(unsafe.Pointer(&buf[0])), 8)
+			l.posted.Store(false)
+			l.mu.Lock()
+			tasks, l.tasks = l.tasks, tasks[:0]
+			closed := l.closed
+			l.mu.Unlock()
+			for i, f := range tasks {
+				f()
+				tasks[i] = nil
+			}
+			if closed {
+				syscall.Close(l.ep)
+				syscall.Close(l.efd)
+				return
+			}
+		}
+	}
+}
+
+// ErrNotSocket is Adopt's error for a connection without a descriptor.
+var ErrNotSocket = errors.New("netloop: not a socket the runtime polls")
+
+// Adopt takes c's socket out of the runtime's poller into the loop: it
+// duplicates the descriptor, closes c (which deregisters the original
+// without ending the connection) and returns a Conn on the duplicate.
+// c must be idle: no reads or writes under way.
+func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, ErrNotSocket
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, ErrNotSocket
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) {
+		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, s, syscall.F_DUPFD_CLOEXEC, 0)
+		if e != 0 {
+			derr = e
+			return
+		}
+		fd = int(r)
+	}); err != nil {
+		return nil, fmt.Errorf("netloop: adopt: %w", err)
+	}
+	if derr != nil {
+		return nil, fmt.Errorf("netloop: adopt: dup: %w", derr)
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("netloop: adopt: %w", err)
+	}
+	nc := &Conn{l: l, fd: fd, laddr: c.LocalAddr(), raddr: c.RemoteAddr(),
+		rready: true, // what came before adoption raised no edge here
+		rtok:   make(chan struct{}, 1), wtok: make(chan struct{}, 1), rdlc: make(chan struct{}, 1), wdlc: make(chan struct{}, 1), closing: make(chan struct{})}
+	c.Close()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		syscall.Close(fd)
+		return nil, errors.New("netloop: loop closed")
+	}
+	l.nextID++
+	nc.id = l.nextID
+	l.conns[nc.id] = nc
+	l.mu.Unlock()
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET}
+	*(*uint64)(unsafe.Pointer(&ev.Fd)) = nc.id
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.forget(nc)
+		syscall.Close(fd)
+		return nil, fmt.Errorf("netloop: epoll_ctl: %w", err)
+	}
+	return nc, nil
+}
+
+func (l *Loop) forget(c *Conn) {
+	l.mu.Lock()
+	delete(l.conns, c.id)
+	l.mu.Unlock()
+}
+
+// epollET is EPOLLET as the uint32 of EpollEvent.Events (the syscall
+// package's constant is a negative int).
+const epollET = 1 << 31
+
+// preemptPoint gives the scheduler a place to stop the loop goroutine (a
+// stop-the-world, a preemption): the loop's own code has no function
+// prologue that checks, and a signal that lands in a system call cannot
+// preempt it there.
+//
+//go:noinline
+func preemptPoint() { preemptCheck() }
+
+//go:noinline
+func preemptCheck() {}

@@ -1,0 +1,34 @@
+//go:build !linux
+
+package netloop
+
+import (
+	"errors"
+	"net"
+)
+
+// Loop is unavailable off Linux: New fails and callers keep Go's poller.
+type Loop struct{}
+
+// Conn is unavailable off Linux.
+type Conn struct{ net.Conn }
+
+// Handler takes a socket's readiness on the loop thread.
+type Handler interface{ Ready(c *Conn) }
+
+// ErrWouldBlock is what Read returns to the loop when the socket is empty.
+var ErrWouldBlock = errors.New("netloop: would block")
+
+// New fails off Linux.
+func New() (*Loop, error) { return nil, errors.New("netloop: Linux only") }
+
+func (l *Loop) Close()                          {}
+func (l *Loop) OnLoop() bool                    { return false }
+func (l *Loop) Post(f func())                   {}
+func (l *Loop) Adopt(c net.Conn) (*Conn, error) { return nil, errors.New("netloop: Linux only") }
+func (c *Conn) SetHandler(h Handler)            {}
+func (c *Conn) Handler() Handler                { return nil }
+func (c *Conn) MaybeReadable() bool             { return false }
+func (c *Conn) Pending() int                    { return 0 }
+func (c *Conn) Loop() *Loop                     { return nil }
+func (c *Conn) Closed() bool                    { return false }

@@ -1,0 +1,547 @@
+// Loop: transaction mode's common case served on the event loop's thread, with no goroutine waking up.
+
+package proxy
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/netloop"
+	"github.com/qpkit/qpkit/pkg/pool"
+)
+
+// errNeedGoroutine is what lockServer returns on the loop when a server
+// cannot be had without waiting (or without a settings replay): the
+// message goes back to the session's goroutine untouched.
+var errNeedGoroutine = errors.New("proxy: needs the session goroutine")
+
+// errWaitServer is what lockServer returns on the loop when the session
+// now waits there for a server (pool.WaitAsync); the message is held.
+var errWaitServer = errors.New("proxy: waits for a server on the loop")
+
+// heldMessage is a client message the loop read but handed back.
+type heldMessage struct {
+	typ       byte
+	body, raw []byte
+}
+
+// loopState is a session's part on the event loop. The goroutine hands
+// the session over (park) when it would otherwise block reading its
+// client with nothing under way; from then on the loop thread alone
+// touches the session's buffers until it hands it back (handBack), which
+// it does for anything but a plain transaction: COPY, a pinned or paused
+// client, a server that is not idle in the pool, a message larger than
+// the buffers, an error.
+type loopState struct {
+	lc     *netloop.Conn // the client's adopted socket; nil: no loop
+	back   chan error    // handBack to the parked goroutine
+	inLoop bool          // loop thread: the session is the loop's
+	rsrv   *pool.Conn    // the server being relayed on the loop
+	rsock  *netloop.Conn // its socket
+	evs    []QueryEvent  // completed statements not yet observed
+	body   []byte        // a server message being decoded
+	held   *heldMessage
+	// waitCh is set while the session waits on the loop for a server
+	// (pool.WaitAsync), with the pool, the start and the timeout's timer.
+	waitCh    chan *pool.Conn
+	waitPool  *pool.Pool
+	waitStart time.Time
+	waitTimer *time.Timer
+	// mustRead: the loop met the client's end (or an error) reading; the
+	// goroutine reads once before parking again, and meets it too.
+	mustRead bool
+}
+
+type clientSide struct{ s *session }
+type serverSide struct{ s *session }
+
+func (h clientSide) Ready(*netloop.Conn) { h.s.onClientReady() }
+func (h serverSide) Ready(*netloop.Conn) { h.s.onServerReady() }
+
+// parkable reports whether the goroutine may hand the session to the loop:
+// transaction mode, no server, nothing buffered or under way.
+func (s *session) parkable() bool {
+	if s.lp.mustRead {
+		s.lp.mustRead = false
+		return false
+	}
+	if s.lp.lc == nil || s.fr.Buffered() > 0 || s.dirty != nil || s.answered {
+		return false
+	}
+	select {
+	case <-s.done:
+	default:
+		return false
+	}
+	s.mu.Lock()
+	ok := s.rename && s.srv == nil && len(s.queue) == 0 && !s.reading && !s.pinned &&
+		!s.clientCopying && !s.skipping && !s.ending && s.txStatus == 'I'
+	s.mu.Unlock()
+	// No server goroutine runs now (no server, none reading, the last
+	// one done), so the client's writer is this goroutine's to look at.
+	return ok && s.cw.Buffered() == 0
+}
+
+// park hands the session to the loop and waits until it comes back; a
+// message the loop read and could not serve is then handled first.
+func (s *session) park() error {
+	lc := s.lp.lc
+	lc.Loop().Post(func() {
+		s.lp.inLoop = true
+		lc.SetHandler(clientSide{s})
+		s.onClientReady()
+	})
+	if err := <-s.lp.back; err != nil {
+		return err
+	}
+	if m := s.lp.held; m != nil {
+		s.lp.held = nil
+		return s.handle(m.typ, m.body, m.raw)
+	}
+	return nil
+}
+
+// handBack returns the session to its goroutine, on the loop thread.
+func (s *session) handBack(err error) {
+	if s.lp.rsock != nil {
+		s.lp.rsock.SetHandler(nil)
+	}
+	s.lp.rsock, s.lp.rsrv = nil, nil
+	s.lp.lc.SetHandler(nil)
+	s.lp.inLoop = false
+	if len(s.lp.evs) > 0 {
+		s.observe(s.lp.evs)
+		s.lp.evs = s.lp.evs[:0]
+	}
+	s.lp.back <- err
+}
+
+// onClientReady serves the client's complete messages, up to its last
+// Sync or Query, while no answer is being relayed.
+func (s *session) onClientReady() {
+	if !s.lp.inLoop || s.lp.waitCh != nil {
+		return
+	}
+	if s.lp.rsrv != nil {
+		// Relaying: the client's socket drained, or it sent more (read
+		// when the answer is through).
+		if s.lp.lc.Pending() == 0 && s.relayOnLoop() {
+			s.onClientReady()
+		}
+		return
+	}
+	for {
+		if s.lp.lc.Pending() > 0 {
+			return // the client is not reading: wait until it drains
+		}
+		n, ok := s.scanBatch()
+		if !ok {
+			s.handBack(nil)
+			return
+		}
+		if n == 0 {
+			if s.br.Buffered() == s.br.Size() {
+				s.handBack(nil) // a message larger than the buffer
+				return
+			}
+			_, err := s.br.Peek(s.br.Buffered() + 1)
+			if err == netloop.ErrWouldBlock {
+				return
+			}
+			if err != nil && err != bufio.ErrBufferFull {
+				s.lp.mustRead = true
+				s.handBack(nil) // the goroutine reads the end itself
+				return
+			}
+			continue
+		}
+		if !s.serveMessages(n) || !s.afterBatch() {
+			return
+		}
+	}
+}
+
+// serveMessages handles the next n client messages, all buffered. It
+// returns false when the session went back to its goroutine or waits
+// for a server.
+func (s *session) serveMessages(n int) bool {
+	for range n {
+		typ, body, err := s.fr.Next()
+		if err != nil {
+			s.handBack(nil)
+			return false
+		}
+		if err := s.handle(typ, body, s.fr.Message()); err != nil {
+			if err == errNeedGoroutine || err == errWaitServer {
+				raw := s.fr.Message()
+				s.lp.held = &heldMessage{typ: typ, body: append([]byte(nil), body...), raw: append([]byte(nil), raw...)}
+				if err == errWaitServer {
+					return false
+				}
+				err = nil
+			}
+			s.handBack(err)
+			return false
+		}
+	}
+	return true
+}
+
+// afterBatch sends what the batch produced and relays the answer. It
+// returns true when the session is idle again and the client may be read.
+func (s *session) afterBatch() bool {
+	if s.answered {
+		s.mu.Lock()
+		if s.srv == nil {
+			s.cw.Flush()
+		}
+		s.mu.Unlock()
+	}
+	if err := s.flushServer(); err != nil {
+		s.handBack(err)
+		return false
+	}
+	return s.startRelayOnLoop()
+}
+
+// waitServer queues the session for pl's next free server on the loop;
+// false when it should take the goroutine's way (Acquire).
+func (s *session) waitServer(pl *pool.Pool) bool {
+	loop := s.lp.lc.Loop()
+	var ch chan *pool.Conn
+	ch = pl.WaitAsync(func() { loop.Post(func() { s.onGranted(ch) }) })
+	if ch == nil {
+		return false
+	}
+	s.lp.waitCh, s.lp.waitPool, s.lp.waitStart = ch, pl, time.Now()
+	s.lp.waitTimer = time.AfterFunc(pl.Config().AcquireTimeout, func() { loop.Post(func() { s.onWaitTimeout(ch) }) })
+	s.mu.Lock()
+	s.waiting = true
+	s.mu.Unlock()
+	return true
+}
+
+// endWait ends the wait on ch, on the loop thread.
+func (s *session) endWait() *pool.Pool {
+	pl := s.lp.waitPool
+	s.lp.waitTimer.Stop()
+	s.lp.waitCh, s.lp.waitPool, s.lp.waitTimer = nil, nil, nil
+	s.mu.Lock()
+	s.waiting = false
+	s.mu.Unlock()
+	return pl
+}
+
+// onGranted takes the server (or slot) the pool handed the waiting
+// session and serves the held message and the rest of its batch.
+func (s *session) onGranted(ch chan *pool.Conn) {
+	if s.lp.waitCh != ch {
+		return
+	}
+	srv := <-ch
+	pl := s.endWait()
+	if s.p.opts.OnAcquire != nil {
+		s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart))
+	}
+	if srv == nil {
+		pl.ReturnSlot() // connecting blocks: the goroutine does it
+		s.handBack(nil)
+		return
+	}
+	if !s.loopTake(srv) {
+		pl.Release(srv)
+		s.handBack(nil)
+		return
+	}
+	s.attach(srv)
+	m := s.lp.held
+	s.lp.held = nil
+	if err := s.handle(m.typ, m.body, m.raw); err != nil {
+		s.handBack(err)
+		return
+	}
+	n, ok := s.scanBatch()
+	if !ok {
+		s.handBack(nil)
+		return
+	}
+	if s.serveMessages(n) && s.afterBatch() {
+		s.onClientReady()
+	}
+}
+
+// onWaitTimeout fails the waiting session as Acquire's timeout does.
+func (s *session) onWaitTimeout(ch chan *pool.Conn) {
+	if s.lp.waitCh != ch || !s.lp.waitPool.CancelWait(ch) {
+		return // served meanwhile, or its grant is on the way
+	}
+	pl := s.endWait()
+	s.lp.held = nil
+	s.handBack(&clientError{"53300", "qprouter: " + pl.TimeoutError().Error()})
+}
+
+// scanBatch counts the complete buffered client messages up to and
+// including the last Sync or Query. ok is false for anything the loop
+// leaves to the goroutine: another message type or a bad length.
+func (s *session) scanBatch() (n int, ok bool) {
+	buf, _ := s.br.Peek(s.br.Buffered())
+	i, count := 0, 0
+	for i+5 <= len(buf) {
+		typ := buf[i]
+		l := int(binary.BigEndian.Uint32(buf[i+1 : i+5]))
+		if l < 4 || l-4 > s.p.opts.MaxMessage {
+			return 0, false
+		}
+		switch typ {
+		case 'Q', 'P', 'B', 'D', 'E', 'C', 'S':
+		default:
+			return 0, false
+		}
+		if i+1+l > len(buf) {
+			break
+		}
+		i += 1 + l
+		count++
+		if typ == 'S' || typ == 'Q' {
+			n = count
+		}
+	}
+	return n, true
+}
+
+// loopAcquire takes an idle server for the session without waiting, or
+// nil (see loopTake).
+func (s *session) loopAcquire(pl *pool.Pool) *pool.Conn {
+	if s.p.pausing.Load() {
+		return nil
+	}
+	srv := pl.TryAcquire()
+	if srv == nil {
+		return nil
+	}
+	if !s.loopTake(srv) {
+		pl.Release(srv)
+		return nil
+	}
+	if s.p.opts.OnAcquire != nil {
+		s.p.opts.OnAcquire(pl.Name(), 0)
+	}
+	return srv
+}
+
+// loopTake reports whether srv can serve the session on the loop: it
+// needs no settings replay and is polled by the same loop. Its socket's
+// readiness then comes to the session, so that writes to it never block
+// the loop.
+func (s *session) loopTake(srv *pool.Conn) bool {
+	sst, _ := srv.State.(*serverState)
+	rs, _ := srv.Raw.(*netloop.Conn)
+	if rs == nil || rs.Loop() != s.lp.lc.Loop() || sst == nil || sst.varsKey != s.varsKey || srv.R.Buffered() > 0 {
+		return false
+	}
+	s.lp.rsock = rs
+	rs.SetHandler(serverSide{s})
+	return true
+}
+
+// startRelayOnLoop relays the answers to what was just sent when they
+// end in ReadyForQuery and nothing else needs the goroutine (the
+// conditions of relayInline). It returns true when the session is idle
+// again and the client may be read.
+func (s *session) startRelayOnLoop() bool {
+	s.mu.Lock()
+	srv := s.srv
+	if srv == nil || len(s.queue) == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	last := s.queue[len(s.queue)-1].kind
+	if (last != kSync && last != kQuery) || s.pinned || s.clientCopying || s.reading {
+		s.mu.Unlock()
+		s.handBack(nil) // the goroutine's relayInline takes it from here
+		return false
+	}
+	initial := s.initial
+	s.initial = nil
+	s.mu.Unlock()
+	if s.lp.rsock == nil { // not acquired on the loop
+		s.mu.Lock()
+		s.initial = initial
+		s.mu.Unlock()
+		s.handBack(nil)
+		return false
+	}
+	if len(initial) > 0 {
+		s.cw.Write(initial)
+	}
+	s.lp.rsrv = srv
+	return s.relayOnLoop()
+}
+
+func (s *session) onServerReady() {
+	if s.lp.inLoop && s.lp.rsrv != nil && s.relayOnLoop() {
+		s.onClientReady()
+	}
+}
+
+// relayOnLoop relays the server's complete buffered messages as relay
+// does, reading without waiting. It returns true when the answer is
+// through and the session is idle (the server released or kept in a
+// transaction), false when it waits for the server, waits for the client
+// to drain, or handed the session back.
+func (s *session) relayOnLoop() bool {
+	srv := s.lp.rsrv
+	for {
+		if s.lp.lc.Pending() > 0 {
+			return false
+		}
+		need := 5
+		if b := srv.R.Buffered(); b >= 5 {
+			hdr, _ := srv.R.Peek(5)
+			size := int(binary.BigEndian.Uint32(hdr[1:])) - 4
+			if size < 0 {
+				s.failOnLoop(srv, "qprouter: malformed server message", true)
+				return false
+			}
+			if 5+size > srv.R.Size() {
+				s.handBack(nil) // a long message: relay passes it through
+				return false
+			}
+			need = 5 + size
+		}
+		if srv.R.Buffered() < need {
+			if s.cw.Buffered() > 0 {
+				if err := s.cw.Flush(); err != nil {
+					s.failOnLoop(srv, "", false)
+					return false
+				}
+				if s.lp.lc.Pending() > 0 {
+					return false
+				}
+			}
+			if _, err := srv.R.Peek(need); err != nil {
+				if err == netloop.ErrWouldBlock {
+					return false
+				}
+				s.mu.Lock()
+				ending := s.ending
+				s.mu.Unlock()
+				if !ending {
+					s.p.log.Debug("proxy: server read", "pid", srv.PID, "err", err)
+				}
+				s.failOnLoop(srv, "qprouter: server connection lost", true)
+				return false
+			}
+			continue
+		}
+		msg, _ := srv.R.Peek(need)
+		typ := msg[0]
+		if typ == 'D' || typ == 'd' {
+			buf, _ := srv.R.Peek(srv.R.Buffered())
+			n := need
+			for n+5 <= len(buf) && buf[n] == typ {
+				l := int(binary.BigEndian.Uint32(buf[n+1 : n+5]))
+				if l < 4 || n+1+l > len(buf) {
+					break
+				}
+				n += 1 + l
+			}
+			s.cw.Write(buf[:n])
+			srv.R.Discard(n)
+			continue
+		}
+		var hdr [5]byte
+		copy(hdr[:], msg)
+		s.lp.body = append(s.lp.body[:0], msg[5:]...)
+		body := s.lp.body
+		srv.R.Discard(need)
+		s.mu.Lock()
+		act, release, ev, err := s.onServer(typ, body, srv)
+		s.mu.Unlock()
+		if err != nil {
+			s.p.log.Warn("proxy: out of step with the server", "pid", srv.PID, "err", err)
+			s.failOnLoop(srv, "qprouter: "+err.Error(), true)
+			return false
+		}
+		if ev != nil {
+			s.lp.evs = append(s.lp.evs, *ev)
+		}
+		switch act {
+		case forward:
+			s.cw.Write(hdr[:])
+			s.cw.Write(body)
+		case asParseComplete:
+			s.cw.Write([]byte{'1', 0, 0, 0, 4})
+		case renameError:
+			s.cw.Write(s.errBuf)
+		}
+		if typ == 'G' || typ == 'W' {
+			// COPY FROM STDIN: a server goroutine takes over, as relay does.
+			s.cw.Flush()
+			s.lp.rsock.SetHandler(nil)
+			s.lp.rsock, s.lp.rsrv = nil, nil
+			s.mu.Lock()
+			s.startReader()
+			s.mu.Unlock()
+			s.handBack(nil)
+			return false
+		}
+		if typ != 'Z' {
+			continue
+		}
+		s.p.loopTxns.Add(1)
+		if err := s.cw.Flush(); err != nil {
+			s.failOnLoop(srv, "", false)
+			return false
+		}
+		if release {
+			s.lp.rsock.SetHandler(nil)
+			s.lp.rsock, s.lp.rsrv = nil, nil
+			if s.cmu.TryLock() {
+				s.cmu.Unlock()
+				srv.Pool().Release(srv)
+			} else {
+				go func() { // a cancel under way is delivered first
+					s.cmu.Lock()
+					s.cmu.Unlock()
+					srv.Pool().Release(srv)
+				}()
+			}
+			s.observe(s.lp.evs)
+			s.lp.evs = s.lp.evs[:0]
+			return true
+		}
+		s.mu.Lock()
+		idle := len(s.queue) == 0
+		keep := !s.pinned && !s.clientCopying && !s.ending && !s.p.isDraining()
+		s.mu.Unlock()
+		s.observe(s.lp.evs)
+		s.lp.evs = s.lp.evs[:0]
+		if !idle {
+			continue // more Syncs of a pipeline
+		}
+		// A transaction left open: the session keeps its server (and its
+		// socket's readiness) for the next statement.
+		s.lp.rsrv = nil
+		if keep {
+			return true
+		}
+		s.handBack(nil)
+		return false
+	}
+}
+
+// failOnLoop ends the relay after a failure, as serverFailed (server
+// true) or clientFailed do, and hands the session back to end.
+func (s *session) failOnLoop(srv *pool.Conn, msg string, server bool) {
+	s.lp.rsock.SetHandler(nil)
+	s.lp.rsock, s.lp.rsrv = nil, nil
+	if server {
+		s.serverFailed(srv, msg)
+	} else {
+		s.clientFailed(srv)
+	}
+	s.handBack(nil)
+}

@@ -47,8 +47,9 @@ type Conn struct {
 	handler Handler // loop thread only
 	rready  bool    // loop thread: no read has found the socket empty since the last edge
 
-	outmu sync.Mutex
-	out   []byte // accepted by Write, not yet taken by the socket
+	outmu  sync.Mutex
+	out    []byte       // accepted by Write, not yet taken by the socket
+	outLen atomic.Int64 // len(out), for Pending without the lock
 }
 
 // ErrWouldBlock is what Read returns to the loop when the socket is empty.
@@ -74,11 +75,7 @@ func (c *Conn) MaybeReadable() bool { return c.rready }
 
 // Pending is the number of bytes Write accepted that the socket has not
 // taken yet.
-func (c *Conn) Pending() int {
-	c.outmu.Lock()
-	defer c.outmu.Unlock()
-	return len(c.out)
-}
+func (c *Conn) Pending() int { return int(c.outLen.Load()) }
 
 // Loop is the loop c belongs to.
 func (c *Conn) Loop() *Loop { return c.l }
@@ -166,6 +163,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	defer c.outmu.Unlock()
 	if c.handler != nil && len(c.out) > 0 {
 		c.out = append(c.out, p...)
+		c.outLen.Store(int64(len(c.out)))
 		return len(p), nil
 	}
 	for len(c.out) > 0 { // a goroutine writes after what the loop left
@@ -197,6 +195,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		}
 		if c.handler != nil {
 			c.out = append(c.out, p[done:]...)
+			c.outLen.Store(int64(len(c.out)))
 			return len(p), nil
 		}
 		c.outmu.Unlock()
@@ -211,6 +210,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // writeOut sends what it can of c.out, with outmu held.
 func (c *Conn) writeOut() error {
+	defer func() { c.outLen.Store(int64(len(c.out))) }()
 	for len(c.out) > 0 {
 		n, e := c.sys(syscall.SYS_WRITE, c.out)
 		switch e {

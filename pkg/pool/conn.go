@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -34,11 +35,42 @@ type Conn struct {
 	// settings); it survives check-in and is dropped with the connection.
 	State any
 
+	paramsKey string // ParamsKey's cache; "" after a change
+
 	pool      *Pool
 	network   string // for cancel requests: "tcp" or "unix"
 	address   string
 	created   time.Time
 	idleSince time.Time
+}
+
+// SetParam records a ParameterStatus the server sent.
+func (c *Conn) SetParam(name, value string) {
+	c.Params[name] = value
+	c.paramsKey = ""
+}
+
+// ParamsKey identifies the contents of Params: connections of a pool
+// usually report the same values, and a session that has seen them once
+// needs no comparison with the next connection that has the same key.
+func (c *Conn) ParamsKey() string {
+	if c.paramsKey == "" {
+		keys := make([]string, 0, len(c.Params))
+		for k := range c.Params {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		b.WriteByte('#') // never empty
+		for _, k := range keys {
+			b.WriteString(k)
+			b.WriteByte(0)
+			b.WriteString(c.Params[k])
+			b.WriteByte(0)
+		}
+		c.paramsKey = b.String()
+	}
+	return c.paramsKey
 }
 
 // Pool is the pool the connection belongs to.
@@ -101,7 +133,7 @@ func (c *Conn) ExecBatch(ctx context.Context, sqls ...string) (txStatus byte, er
 			}
 		case 'S':
 			name, value := ParseParameterStatus(body)
-			c.Params[name] = value
+			c.SetParam(name, value)
 		case 'Z':
 			if len(body) != 1 {
 				return 0, nil, errors.New("pool: malformed ReadyForQuery")

@@ -438,9 +438,10 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 // responses outstanding). Old connections and those beyond the size are
 // closed instead.
 func (p *Pool) Release(c *Conn) {
+	now := time.Now()
 	p.mu.Lock()
 	p.active--
-	if p.closed || p.total > p.cfg.Size || time.Since(c.created) > p.cfg.MaxLifetime {
+	if p.closed || p.total > p.cfg.Size || now.Sub(c.created) > p.cfg.MaxLifetime {
 		p.total--
 		p.refillLocked()
 		p.mu.Unlock()
@@ -453,7 +454,7 @@ func (p *Pool) Release(c *Conn) {
 		p.mu.Unlock()
 		return
 	}
-	c.idleSince = time.Now()
+	c.idleSince = now
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()
 }

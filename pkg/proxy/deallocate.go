@@ -10,6 +10,14 @@ import "strings"
 // one as PostgreSQL does. ok is false for anything else, including
 // DEALLOCATE ALL, comments and several statements.
 func deallocateName(sql string) (name string, ok bool) {
+	// Nearly every statement is not one: look at its first letter first.
+	i := 0
+	for i < len(sql) && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\r' || sql[i] == '\n') {
+		i++
+	}
+	if i == len(sql) || sql[i]|0x20 != 'd' {
+		return "", false
+	}
 	s := strings.TrimSpace(sql)
 	s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
 	word := func() string {

@@ -346,8 +346,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 	case 'S':
 		name, value, ok := paramStatus(body)
 		if ok {
-			srv.Params[name] = value
+			srv.SetParam(name, value)
 			s.view[name] = value
+			s.viewKey = ""
 			s.noteReported(name, value)
 		}
 	}

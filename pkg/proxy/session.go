@@ -142,6 +142,7 @@ type session struct {
 	varsKey       string            // vars.key(), kept current with vars
 	startKey      string            // vars.key() of the startup settings alone
 	view          map[string]string // parameter values as the client knows them
+	viewKey       string            // the pool.Conn.ParamsKey view agrees with; "": unknown
 	out           []byte
 	dirty         *pool.Conn // written to, not yet flushed (client goroutine only)
 	answered      bool       // local answered a message since the last Sync (client goroutine only)
@@ -425,6 +426,7 @@ func (s *session) welcome() error {
 		return err
 	}
 	s.view = maps.Clone(srv.Params)
+	s.viewKey = srv.ParamsKey()
 	if err := s.client.Welcome(s.view); err != nil {
 		pl.Release(srv)
 		return err
@@ -512,11 +514,14 @@ func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 // first sends the ParameterStatus changes the client has not seen.
 func (s *session) attach(srv *pool.Conn) {
 	var initial []byte
-	for k, v := range srv.Params {
-		if s.view[k] != v {
-			initial = appendParameterStatus(initial, k, v)
-			s.view[k] = v
+	if key := srv.ParamsKey(); key != s.viewKey {
+		for k, v := range srv.Params {
+			if s.view[k] != v {
+				initial = appendParameterStatus(initial, k, v)
+				s.view[k] = v
+			}
 		}
+		s.viewKey = key
 	}
 	s.mu.Lock()
 	s.srv = srv
@@ -587,15 +592,18 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 		prev := s.done
 		s.mu.Unlock()
 		<-prev // the last server goroutine has finished writing to the client
+		if !s.rename {
+			return nil, errors.New("session lost its server")
+		}
 		pl := s.pool
-		if s.rename {
+		if _, byUser := s.p.router.(*route.Pools); !byUser {
+			// Another router may pick a pool per transaction; the
+			// default one always gives the pool of the welcome.
 			var err error
 			pl, err = s.p.router.Route(context.Background(), route.Request{Database: s.db, User: s.user, ClientAddr: s.addr, SQL: sql})
 			if err != nil {
 				return nil, &clientError{"08006", "qprouter: " + err.Error()}
 			}
-		} else {
-			return nil, errors.New("session lost its server")
 		}
 		if s.lp.inLoop {
 			if srv := s.loopAcquire(pl); srv != nil {
@@ -1030,13 +1038,16 @@ func (s *session) makeRoom(out []byte) []byte {
 // noteSQL tracks pinning, settings and statement-cache resets in a
 // simple Query (transaction mode).
 func (s *session) noteSQL(sql string) {
-	if pins(sql) {
+	w := scanWords(sql)
+	if w.pin && pinPattern.MatchString(sql) {
 		s.pinned = true
 	}
-	if ops := varOps(sql); len(ops) > 0 {
-		s.pending = append(s.pending, ops...)
+	if w.vars {
+		if ops := splitVarOps(sql); len(ops) > 0 {
+			s.pending = append(s.pending, ops...)
+		}
 	}
-	if containsFold(sql, "discard") || containsFold(sql, "deallocate") {
+	if w.drop {
 		purge, all := droppedStatements(sql)
 		if purge {
 			// The server may have dropped all its statements, or none.

@@ -23,12 +23,47 @@ var pinWords = []string{"listen", "advisory_lock", "hold", "temp", "prepare"}
 
 // pins reports whether sql pins the client to its server.
 func pins(sql string) bool {
-	for _, w := range pinWords {
-		if containsFold(sql, w) {
-			return pinPattern.MatchString(sql)
+	return scanWords(sql).pin && pinPattern.MatchString(sql)
+}
+
+// words is what one pass over a statement's text found: a pin word
+// (pinWords), a word that may change settings ("set", "res", "dis") and
+// one that may drop prepared statements ("discard", "deallocate"). The
+// pass replaces a scan per word on every statement.
+type words struct{ pin, vars, drop bool }
+
+func scanWords(sql string) words {
+	var w words
+	for i := 0; i < len(sql); i++ {
+		rest := sql[i:]
+		switch sql[i] | 0x20 {
+		case 'l':
+			w.pin = w.pin || hasPrefixFold(rest, "listen")
+		case 'a':
+			w.pin = w.pin || hasPrefixFold(rest, "advisory_lock")
+		case 'h':
+			w.pin = w.pin || hasPrefixFold(rest, "hold")
+		case 't':
+			w.pin = w.pin || hasPrefixFold(rest, "temp")
+		case 'p':
+			w.pin = w.pin || hasPrefixFold(rest, "prepare")
+		case 's':
+			w.vars = w.vars || hasPrefixFold(rest, "set")
+		case 'r':
+			w.vars = w.vars || hasPrefixFold(rest, "res")
+		case 'd':
+			if hasPrefixFold(rest, "dis") {
+				w.vars = true
+				w.drop = w.drop || hasPrefixFold(rest, "discard")
+			}
+			w.drop = w.drop || hasPrefixFold(rest, "deallocate")
 		}
 	}
-	return false
+	return w
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
 }
 
 var setConfigPattern = regexp.MustCompile(`(?i)set_config\s*\(\s*'((?:[^']|'')*)'\s*,\s*'((?:[^']|'')*)'\s*,\s*(false|true)\s*\)`)
@@ -46,6 +81,11 @@ func varOps(sql string) []varOp {
 	if !mayChangeVars(sql) {
 		return nil
 	}
+	return splitVarOps(sql)
+}
+
+// splitVarOps is varOps once the filter has passed.
+func splitVarOps(sql string) []varOp {
 	var ops []varOp
 	for _, st := range splitStatements(sql) {
 		low := strings.ToLower(st)

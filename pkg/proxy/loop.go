@@ -52,6 +52,9 @@ type loopState struct {
 	// mustRead: the loop met the client's end (or an error) reading; the
 	// goroutine reads once before parking again, and meets it too.
 	mustRead bool
+	// off: the pool's servers are not on the loop (TLS to the server):
+	// the session stays with its goroutine.
+	off bool
 }
 
 type clientSide struct{ s *session }
@@ -67,7 +70,7 @@ func (s *session) parkable() bool {
 		s.lp.mustRead = false
 		return false
 	}
-	if s.lp.lc == nil || s.fr.Buffered() > 0 || s.dirty != nil || s.answered {
+	if s.lp.lc == nil || s.lp.off || s.fr.Buffered() > 0 || s.dirty != nil || s.answered {
 		return false
 	}
 	select {
@@ -121,7 +124,18 @@ func (s *session) handBack(err error) {
 // onClientReady serves the client's complete messages, up to its last
 // Sync or Query, while no answer is being relayed.
 func (s *session) onClientReady() {
-	if !s.lp.inLoop || s.lp.waitCh != nil {
+	if !s.lp.inLoop {
+		return
+	}
+	if s.lp.waitCh != nil {
+		// Waiting for a server: a client that went away (Shutdown closes
+		// them) stops waiting, unless its server is already on the way.
+		if s.lp.lc.Closed() && s.lp.waitPool.CancelWait(s.lp.waitCh) {
+			s.endWait()
+			s.lp.held = nil
+			s.lp.mustRead = true
+			s.handBack(nil)
+		}
 		return
 	}
 	if s.lp.rsrv != nil {
@@ -338,7 +352,11 @@ func (s *session) loopAcquire(pl *pool.Pool) *pool.Conn {
 func (s *session) loopTake(srv *pool.Conn) bool {
 	sst, _ := srv.State.(*serverState)
 	rs, _ := srv.Raw.(*netloop.Conn)
-	if rs == nil || rs.Loop() != s.lp.lc.Loop() || sst == nil || sst.varsKey != s.varsKey || srv.R.Buffered() > 0 {
+	if rs == nil {
+		s.lp.off = true // not adopted: none of this pool's servers will be
+		return false
+	}
+	if rs.Loop() != s.lp.lc.Loop() || sst == nil || sst.varsKey != s.varsKey || srv.R.Buffered() > 0 {
 		return false
 	}
 	s.lp.rsock = rs

@@ -85,7 +85,7 @@ type Options struct {
 	CancelTimeout time.Duration
 	Log           *slog.Logger
 	// OnQuery is called once per completed statement, on the session's
-	// goroutine, after the client has been sent the ReadyForQuery that
+	// goroutine (or the event loop's thread, see Loop), after the client has been sent the ReadyForQuery that
 	// follows it and, in transaction mode, the server went back to the
 	// pool: keep it fast. A client may see its answer a moment before
 	// the statement is observed.

@@ -29,6 +29,10 @@ type Handler interface {
 // ErrWouldBlock instead of waiting, and Write never waits: what the
 // socket does not take is kept and sent as it drains (Pending).
 type Conn struct {
+	// evmu is held while a loop dispatches an event for c and while MoveTo
+	// changes c's loop: an event the old loop already took is then not
+	// handed to a handler the new loop's thread runs.
+	evmu         sync.Mutex
 	l            *Loop
 	id           uint64
 	laddr, raddr net.Addr
@@ -80,7 +84,33 @@ func (c *Conn) Pending() int { return int(c.outLen.Load()) }
 // Loop is the loop c belongs to.
 func (c *Conn) Loop() *Loop { return c.l }
 
-func (c *Conn) event(ev uint32) {
+// MoveTo hands c to another loop. c must have no Handler and no I/O under
+// way (an idle server connection): its owner is about to use it from l.
+func (c *Conn) MoveTo(l *Loop) error {
+	c.evmu.Lock()
+	defer c.evmu.Unlock()
+	old := c.l
+	if old == l {
+		return nil
+	}
+	c.fdmu.RLock()
+	defer c.fdmu.RUnlock()
+	if c.fd < 0 {
+		return net.ErrClosed
+	}
+	syscall.EpollCtl(old.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
+	old.forget(c)
+	c.l = l
+	c.rready = true // the new registration reports what is there, or not
+	return l.register(c)
+}
+
+func (c *Conn) event(l *Loop, ev uint32) {
+	c.evmu.Lock()
+	defer c.evmu.Unlock()
+	if c.l != l {
+		return // moved to another loop since the event was taken
+	}
 	in := ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
 	if in {
 		c.rready = true

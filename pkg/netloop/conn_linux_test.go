@@ -163,3 +163,34 @@ func TestHandler(t *testing.T) {
 		t.Fatalf("after the peer closed: %q", b)
 	}
 }
+
+// TestMoveTo hands an idle socket to another loop, whose handler then
+// gets its bytes.
+func TestMoveTo(t *testing.T) {
+	l1, l2 := newLoop(t), newLoop(t)
+	c, peer := pair(t, l1)
+	if err := c.MoveTo(l2); err != nil {
+		t.Fatal(err)
+	}
+	if c.Loop() != l2 {
+		t.Fatal("still on the first loop")
+	}
+	r := &recorder{c: c, got: make(chan []byte, 16)}
+	onLoop := make(chan bool, 1)
+	l2.Post(func() {
+		onLoop <- l2.OnLoop() && !l1.OnLoop()
+		c.SetHandler(r)
+		r.Ready(c)
+	})
+	if !<-onLoop {
+		t.Fatal("posted function not on the second loop's thread")
+	}
+	peer.Write([]byte("moved"))
+	var all []byte
+	for len(all) < 5 {
+		all = append(all, <-r.got...)
+	}
+	if string(all) != "moved" {
+		t.Fatalf("handler read %q", all)
+	}
+}

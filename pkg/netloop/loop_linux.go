@@ -121,7 +121,7 @@ func (l *Loop) run(started chan<- struct{}) {
 			c := l.conns[id]
 			l.mu.Unlock()
 			if c != nil {
-				c.event(ev.Events)
+				c.event(l, ev.Events)
 			}
 		}
 		preemptPoint()
@@ -185,24 +185,31 @@ func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
 		rready: true, // what came before adoption raised no edge here
 		rtok:   make(chan struct{}, 1), wtok: make(chan struct{}, 1), rdlc: make(chan struct{}, 1), wdlc: make(chan struct{}, 1), closing: make(chan struct{})}
 	c.Close()
+	if err := l.register(nc); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return nc, nil
+}
+
+// register adds c to the loop's table and epoll under a fresh id.
+func (l *Loop) register(c *Conn) error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		syscall.Close(fd)
-		return nil, errors.New("netloop: loop closed")
+		return errors.New("netloop: loop closed")
 	}
 	l.nextID++
-	nc.id = l.nextID
-	l.conns[nc.id] = nc
+	c.id = l.nextID
+	l.conns[c.id] = c
 	l.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET}
-	*(*uint64)(unsafe.Pointer(&ev.Fd)) = nc.id
-	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		l.forget(nc)
-		syscall.Close(fd)
-		return nil, fmt.Errorf("netloop: epoll_ctl: %w", err)
+	*(*uint64)(unsafe.Pointer(&ev.Fd)) = c.id
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
+		l.forget(c)
+		return fmt.Errorf("netloop: epoll_ctl: %w", err)
 	}
-	return nc, nil
+	return nil
 }
 
 func (l *Loop) forget(c *Conn) {

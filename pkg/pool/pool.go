@@ -198,20 +198,39 @@ func (p *Pool) Params() map[string]string {
 }
 
 // TryAcquire returns an idle connection that needs no health check, or
-// nil; it never waits and never connects.
-func (p *Pool) TryAcquire() *Conn {
+// nil; it never waits and never connects. Among those, the most recently
+// used one for which prefer (when not nil) is true comes first.
+func (p *Pool) TryAcquire(prefer func(*Conn) bool) *Conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n := len(p.idle); n > 0 && !p.closed {
-		c := p.idle[n-1]
-		now := time.Now()
-		if now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter {
-			p.idle = p.idle[:n-1]
-			p.active++
-			return c
+	if p.closed {
+		return nil
+	}
+	now := time.Now()
+	usable := func(c *Conn) bool {
+		return now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter
+	}
+	pick := -1
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		c := p.idle[i]
+		if !usable(c) {
+			continue
+		}
+		if pick < 0 {
+			pick = i
+		}
+		if prefer == nil || prefer(c) {
+			pick = i
+			break
 		}
 	}
-	return nil
+	if pick < 0 {
+		return nil
+	}
+	c := p.idle[pick]
+	p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
+	p.active++
+	return c
 }
 
 // Acquire returns a healthy connection, waiting at most AcquireTimeout.
@@ -318,11 +337,28 @@ func (p *Pool) wakeLocked(c *Conn) {
 	}
 }
 
+// handLocked gives a released connection to the first waiter that
+// prefers it (WaitAsync), or else to the first waiter.
+func (p *Pool) handLocked(c *Conn) {
+	for i, w := range p.waiters {
+		if w.prefer != nil && w.prefer(c) {
+			if i > 0 {
+				copy(p.waiters[1:i+1], p.waiters[:i])
+				p.waiters[0] = w
+			}
+			break
+		}
+	}
+	p.wakeLocked(c)
+}
+
 // waiter is one wait for a connection: it is sent one, or nil for a slot
-// to connect in; notify, when set, is called after (WaitAsync).
+// to connect in; notify, when set, is called after, and prefer picks the
+// connections it is given first (WaitAsync).
 type waiter struct {
 	ch     chan *Conn
 	notify func()
+	prefer func(*Conn) bool
 }
 
 // WaitAsync is a wait for an event loop, which must not block: when no
@@ -332,14 +368,18 @@ type waiter struct {
 // being called right after, with the pool's lock held. It returns nil
 // when the caller should use Acquire instead (a connection is idle or
 // may be opened now, or the pool is closed).
-func (p *Pool) WaitAsync(notify func()) chan *Conn {
+//
+// A released connection for which a waiter's prefer is true goes to the
+// first such waiter rather than the first in line: an event loop keeps
+// connections on the loop that already polls them.
+func (p *Pool) WaitAsync(notify func(), prefer func(*Conn) bool) chan *Conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || len(p.idle) > 0 || p.total < p.cfg.Size {
 		return nil
 	}
 	ch := make(chan *Conn, 1)
-	p.waiters = append(p.waiters, waiter{ch: ch, notify: notify})
+	p.waiters = append(p.waiters, waiter{ch: ch, notify: notify, prefer: prefer})
 	return ch
 }
 
@@ -450,7 +490,7 @@ func (p *Pool) Release(c *Conn) {
 	}
 	if len(p.waiters) > 0 {
 		p.active++
-		p.wakeLocked(c)
+		p.handLocked(c)
 		p.mu.Unlock()
 		return
 	}

@@ -55,6 +55,8 @@ type loopState struct {
 	// off: the pool's servers are not on the loop (TLS to the server):
 	// the session stays with its goroutine.
 	off bool
+	// prefer tells the pool which servers are already on this loop.
+	prefer func(*pool.Conn) bool
 }
 
 type clientSide struct{ s *session }
@@ -225,7 +227,7 @@ func (s *session) afterBatch() bool {
 func (s *session) waitServer(pl *pool.Pool) bool {
 	loop := s.lp.lc.Loop()
 	var ch chan *pool.Conn
-	ch = pl.WaitAsync(func() { loop.Post(func() { s.onGranted(ch) }) })
+	ch = pl.WaitAsync(func() { loop.Post(func() { s.onGranted(ch) }) }, s.lp.prefer)
 	if ch == nil {
 		return false
 	}
@@ -331,7 +333,7 @@ func (s *session) loopAcquire(pl *pool.Pool) *pool.Conn {
 	if s.p.pausing.Load() {
 		return nil
 	}
-	srv := pl.TryAcquire()
+	srv := pl.TryAcquire(s.lp.prefer)
 	if srv == nil {
 		return nil
 	}
@@ -356,8 +358,15 @@ func (s *session) loopTake(srv *pool.Conn) bool {
 		s.lp.off = true // not adopted: none of this pool's servers will be
 		return false
 	}
-	if rs.Loop() != s.lp.lc.Loop() || sst == nil || sst.varsKey != s.varsKey || srv.R.Buffered() > 0 {
+	if sst == nil || sst.varsKey != s.varsKey || srv.R.Buffered() > 0 {
 		return false
+	}
+	if rs.Loop() != s.lp.lc.Loop() {
+		// Polled by another loop: this one takes it over (two epoll_ctl
+		// calls; the pool prefers servers already here).
+		if err := rs.MoveTo(s.lp.lc.Loop()); err != nil {
+			return false
+		}
 	}
 	s.lp.rsock = rs
 	rs.SetHandler(serverSide{s})

@@ -8,13 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/qpkit/qpkit/pkg/netloop"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/qpkit/qpkit/pkg/netloop"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/rawconn"
@@ -105,11 +105,12 @@ type Options struct {
 	// OnClient is called with true when an authenticated client starts
 	// its session and with false when it ends.
 	OnClient func(connected bool)
-	// Loop, when set, serves transaction mode's plain transactions on an
-	// event loop (netloop): every client socket not on TLS is adopted
-	// after its startup, and Pools should adopt the server sockets into
-	// the same loop (route.Pools.Adopt).
-	Loop *netloop.Loop
+	// Loops, when set, serve transaction mode's plain transactions on
+	// event loops (netloop): every client socket not on TLS is adopted
+	// after its startup by the next loop in turn, and Pools should adopt
+	// the server sockets into these loops too (route.Pools.Adopt); a
+	// server moves to the loop of the client that takes it.
+	Loops []*netloop.Loop
 	// Reload is what Reload runs (re-reading files, then applying
 	// settings); nil makes Reload only reapply pool settings.
 	Reload func() error
@@ -132,6 +133,7 @@ type Proxy struct {
 	draining atomic.Bool
 	nclients atomic.Int64
 	loopTxns atomic.Int64 // answers relayed to ReadyForQuery on the event loop
+	nextLoop atomic.Uint64
 	wg       sync.WaitGroup
 
 	// Pausing: a pool is paused when it was paused by name, or when every
@@ -252,8 +254,9 @@ func (p *Proxy) serveConn(conn net.Conn) {
 	}
 	defer p.nclients.Add(-1)
 	var lc *netloop.Conn
-	if p.opts.Loop != nil && p.opts.Mode == Transaction && !cl.Startup.TLS {
-		if c, err := p.opts.Loop.Adopt(sock); err == nil {
+	if n := len(p.opts.Loops); n > 0 && p.opts.Mode == Transaction && !cl.Startup.TLS {
+		loop := p.opts.Loops[p.nextLoop.Add(1)%uint64(n)]
+		if c, err := loop.Adopt(sock); err == nil {
 			lc = c
 			var nc net.Conn = c
 			if f := p.opts.OnClientBytes; f != nil {
@@ -268,6 +271,13 @@ func (p *Proxy) serveConn(conn net.Conn) {
 	s := newSession(p, cl)
 	s.lp.lc = lc
 	s.lp.back = make(chan error, 1)
+	if lc != nil {
+		home := lc.Loop()
+		s.lp.prefer = func(c *pool.Conn) bool {
+			rs, _ := c.Raw.(*netloop.Conn)
+			return rs != nil && rs.Loop() == home
+		}
+	}
 	defer s.release()
 	p.mu.Lock()
 	if p.draining.Load() {

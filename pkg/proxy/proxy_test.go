@@ -92,19 +92,25 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 	if o.mode == proxy.Transaction && (o.loop || eventLoop()) {
 		// QPROUTER_EVENT_LOOP=1 runs every transaction-mode test on the
 		// event loop (scripts/test runs the package both ways).
-		loop, err := netloop.New()
-		if err != nil {
-			t.Fatal(err)
+		// Two loops, so that servers also move between loops.
+		var loops []*netloop.Loop
+		for range 2 {
+			loop, err := netloop.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			loops = append(loops, loop)
+			t.Cleanup(loop.Close) // after Shutdown (cleanups run last first)
 		}
-		opts.Loop = loop
+		opts.Loops = loops
+		var next atomic.Uint64
 		pools.Adopt = func(c net.Conn) (net.Conn, error) {
-			lc, err := loop.Adopt(c)
+			lc, err := loops[next.Add(1)%2].Adopt(c)
 			if err != nil {
 				return nil, err
 			}
 			return lc, nil
 		}
-		t.Cleanup(loop.Close) // after Shutdown (cleanups run last first)
 	}
 	p, err := proxy.New(opts)
 	if err != nil {

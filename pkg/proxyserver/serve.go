@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/qpkit/qpkit/pkg/netloop"
 	"io"
 	"log/slog"
 	"net"
@@ -14,10 +13,12 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/admin"
 	"github.com/qpkit/qpkit/pkg/bouncerini"
+	"github.com/qpkit/qpkit/pkg/netloop"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/proxy"
@@ -49,8 +50,8 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	proxy *proxy.Proxy
-	admin *admin.Server // nil without Config.Admin
-	loop  *netloop.Loop // nil without Config.EventLoop
+	admin *admin.Server   // nil without Config.Admin
+	loops []*netloop.Loop // none without Config.EventLoop
 
 	mu    sync.Mutex
 	cfg   Config
@@ -120,13 +121,22 @@ func New(opts Options) (*Server, error) {
 		Reload:            s.reload,
 	}
 	if c.EventLoop && popts.Mode == proxy.Transaction {
-		if s.loop, err = netloop.New(); err != nil {
-			return nil, err
+		// One loop: two in one process (one per processor on the 2-vCPU
+		// development machine) cost more CPU per transaction, their threads
+		// blocking about every other transaction (docs/benchmarks.md).
+		for range 1 {
+			loop, err := netloop.New()
+			if err != nil {
+				s.closeLoops()
+				return nil, err
+			}
+			s.loops = append(s.loops, loop)
 		}
-		loop := s.loop
-		popts.Loop = loop
+		loops := s.loops
+		popts.Loops = loops
+		var next atomic.Uint64
 		popts.Pools.Adopt = func(c net.Conn) (net.Conn, error) {
-			lc, err := loop.Adopt(c)
+			lc, err := loops[next.Add(1)%uint64(len(loops))].Adopt(c)
 			if err != nil {
 				return nil, err
 			}
@@ -137,12 +147,17 @@ func New(opts Options) (*Server, error) {
 		s.observe(&popts)
 	}
 	if s.proxy, err = proxy.New(popts); err != nil {
-		if s.loop != nil {
-			s.loop.Close()
-		}
+		s.closeLoops()
 		return nil, err
 	}
 	return s, nil
+}
+
+func (s *Server) closeLoops() {
+	for _, l := range s.loops {
+		l.Close()
+	}
+	s.loops = nil
 }
 
 // Reload rereads the settings (Options.Load) and the auth file and applies
@@ -216,9 +231,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if hs != nil {
 		hs.Close()
 	}
-	if s.loop != nil {
-		s.loop.Close()
-	}
+	s.closeLoops()
 	log.Info("stopped")
 	return nil
 }

@@ -98,8 +98,7 @@ func (c *Conn) MoveTo(l *Loop) error {
 	if c.fd < 0 {
 		return net.ErrClosed
 	}
-	syscall.EpollCtl(old.ep, syscall.EPOLL_CTL_DEL, c.fd, nil)
-	old.forget(c)
+	old.unwatch(c, c.fd)
 	c.l = l
 	c.rready = true // the new registration reports what is there, or not
 	return l.register(c)
@@ -310,9 +309,8 @@ func (c *Conn) Close() error {
 	fd := c.fd
 	c.fd = -1
 	c.fdmu.Unlock()
-	syscall.EpollCtl(c.l.ep, syscall.EPOLL_CTL_DEL, fd, nil)
+	c.l.unwatch(c, fd)
 	err := syscall.Close(fd)
-	c.l.forget(c)
 	if !c.l.OnLoop() {
 		c.l.Post(func() {
 			if h := c.handler; h != nil {

@@ -66,8 +66,8 @@ func (l *Loop) Close() {
 		return
 	}
 	l.closed = true
+	l.wakeLocked()
 	l.mu.Unlock()
-	l.wake()
 	<-l.done
 }
 
@@ -76,19 +76,36 @@ func (l *Loop) Close() {
 func (l *Loop) OnLoop() bool { return int64(syscall.Gettid()) == l.thread.Load() }
 
 // Post runs f on the loop thread, after the events being handled.
+// A closed loop drops f.
 func (l *Loop) Post(f func()) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
 	l.tasks = append(l.tasks, f)
-	l.mu.Unlock()
-	l.wake()
+	l.wakeLocked()
 }
 
-func (l *Loop) wake() {
+// wakeLocked writes the eventfd, with mu held: the loop closes it under
+// mu, so a write never reaches a descriptor number reused since.
+func (l *Loop) wakeLocked() {
 	if l.posted.Swap(true) {
 		return
 	}
 	one := uint64(1)
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(l.efd), uintptr(unsafe.Pointer(&one)), 8)
+}
+
+// unwatch takes fd out of the loop's epoll unless the loop is closed (its
+// epoll descriptor number may then belong to something else).
+func (l *Loop) unwatch(c *Conn, fd int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, fd, nil)
+	}
+	delete(l.conns, c.id)
 }
 
 func (l *Loop) run(started chan<- struct{}) {
@@ -138,8 +155,10 @@ func (l *Loop) run(started chan<- struct{}) {
 				tasks[i] = nil
 			}
 			if closed {
+				l.mu.Lock()
 				syscall.Close(l.ep)
 				syscall.Close(l.efd)
+				l.mu.Unlock()
 				return
 			}
 		}
@@ -195,27 +214,19 @@ func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
 // register adds c to the loop's table and epoll under a fresh id.
 func (l *Loop) register(c *Conn) error {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.closed {
-		l.mu.Unlock()
 		return errors.New("netloop: loop closed")
 	}
 	l.nextID++
 	c.id = l.nextID
-	l.conns[c.id] = c
-	l.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET}
 	*(*uint64)(unsafe.Pointer(&ev.Fd)) = c.id
 	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
-		l.forget(c)
 		return fmt.Errorf("netloop: epoll_ctl: %w", err)
 	}
+	l.conns[c.id] = c
 	return nil
-}
-
-func (l *Loop) forget(c *Conn) {
-	l.mu.Lock()
-	delete(l.conns, c.id)
-	l.mu.Unlock()
 }
 
 // epollET is EPOLLET as the uint32 of EpollEvent.Events (the syscall

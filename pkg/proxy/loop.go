@@ -467,14 +467,7 @@ func (s *session) relayOnLoop() bool {
 		typ := msg[0]
 		if typ == 'D' || typ == 'd' {
 			buf, _ := srv.R.Peek(srv.R.Buffered())
-			n := need
-			for n+5 <= len(buf) && buf[n] == typ {
-				l := int(binary.BigEndian.Uint32(buf[n+1 : n+5]))
-				if l < 4 || n+1+l > len(buf) {
-					break
-				}
-				n += 1 + l
-			}
+			n := sameTypeRun(buf, need, typ)
 			s.cw.Write(buf[:n])
 			srv.R.Discard(n)
 			continue

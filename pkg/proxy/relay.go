@@ -91,14 +91,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			// write, without copying them out of the reader.
 			if srv.R.Buffered() >= size {
 				buf, _ := srv.R.Peek(srv.R.Buffered())
-				n := size
-				for n+5 <= len(buf) && buf[n] == typ {
-					l := int(binary.BigEndian.Uint32(buf[n+1 : n+5]))
-					if l < 4 || n+1+l > len(buf) {
-						break
-					}
-					n += 1 + l
-				}
+				n := sameTypeRun(buf, size, typ)
 				s.cw.Write(hdr[:])
 				if _, err := s.cw.Write(buf[:n]); err != nil {
 					s.clientFailed(srv)
@@ -199,6 +192,20 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			}
 		}
 	}
+}
+
+// sameTypeRun returns where the run of complete messages of type typ
+// that starts at buf[from] ends (from itself when none does).
+func sameTypeRun(buf []byte, from int, typ byte) int {
+	n := from
+	for n+5 <= len(buf) && buf[n] == typ {
+		l := int(binary.BigEndian.Uint32(buf[n+1 : n+5]))
+		if l < 4 || n+1+l > len(buf) {
+			break
+		}
+		n += 1 + l
+	}
+	return n
 }
 
 // isDraining takes no lock: callers may hold a session's mu (see

@@ -70,13 +70,6 @@ func (*wouldBlock) Temporary() bool { return true }
 // runs h once after setting it.
 func (c *Conn) SetHandler(h Handler) { c.handler = h }
 
-// Handler is c's handler. Loop thread only.
-func (c *Conn) Handler() Handler { return c.handler }
-
-// MaybeReadable reports whether a read could find data: no read has
-// come back short or empty since the last readiness edge. Loop thread.
-func (c *Conn) MaybeReadable() bool { return c.rready }
-
 // Pending is the number of bytes Write accepted that the socket has not
 // taken yet.
 func (c *Conn) Pending() int { return int(c.outLen.Load()) }

@@ -165,6 +165,19 @@ func (l *Loop) run(started chan<- struct{}) {
 	}
 }
 
+// Adopter returns a function that adopts each socket it is given into
+// the next of loops in turn, as route.Pools.Adopt wants it.
+func Adopter(loops ...*Loop) func(net.Conn) (net.Conn, error) {
+	var next atomic.Uint64
+	return func(c net.Conn) (net.Conn, error) {
+		lc, err := loops[next.Add(1)%uint64(len(loops))].Adopt(c)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return lc, nil
+	}
+}
+
 // ErrNotSocket is Adopt's error for a connection without a descriptor.
 var ErrNotSocket = errors.New("netloop: not a socket the runtime polls")
 

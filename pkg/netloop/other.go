@@ -27,8 +27,11 @@ func (l *Loop) OnLoop() bool                    { return false }
 func (l *Loop) Post(f func())                   {}
 func (l *Loop) Adopt(c net.Conn) (*Conn, error) { return nil, errors.New("netloop: Linux only") }
 func (c *Conn) SetHandler(h Handler)            {}
-func (c *Conn) Handler() Handler                { return nil }
-func (c *Conn) MaybeReadable() bool             { return false }
 func (c *Conn) Pending() int                    { return 0 }
 func (c *Conn) Loop() *Loop                     { return nil }
 func (c *Conn) Closed() bool                    { return false }
+
+// Adopter fails off Linux.
+func Adopter(loops ...*Loop) func(net.Conn) (net.Conn, error) {
+	return func(net.Conn) (net.Conn, error) { return nil, errors.New("netloop: Linux only") }
+}

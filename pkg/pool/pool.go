@@ -256,7 +256,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 		c, err := p.take(ctx)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("%w within %s for pool %s", ErrTimeout, timeout, p.Name())
+				return nil, p.timeoutError(timeout)
 			}
 			return nil, err
 		}
@@ -412,6 +412,10 @@ func (p *Pool) TimeoutError() error {
 	p.mu.Lock()
 	timeout := p.cfg.AcquireTimeout
 	p.mu.Unlock()
+	return p.timeoutError(timeout)
+}
+
+func (p *Pool) timeoutError(timeout time.Duration) error {
 	return fmt.Errorf("%w within %s for pool %s", ErrTimeout, timeout, p.Name())
 }
 

@@ -488,15 +488,7 @@ func (s *session) relayOnLoop() bool {
 		if ev != nil {
 			s.lp.evs = append(s.lp.evs, *ev)
 		}
-		switch act {
-		case forward:
-			s.cw.Write(hdr[:])
-			s.cw.Write(body)
-		case asParseComplete:
-			s.cw.Write([]byte{'1', 0, 0, 0, 4})
-		case renameError:
-			s.cw.Write(s.errBuf)
-		}
+		s.writeAnswer(act, hdr[:], body) // a failure shows at the flush
 		if typ == 'G' || typ == 'W' {
 			// COPY FROM STDIN: a server goroutine takes over, as relay does.
 			s.cw.Flush()

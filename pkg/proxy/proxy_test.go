@@ -103,14 +103,7 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 			t.Cleanup(loop.Close) // after Shutdown (cleanups run last first)
 		}
 		opts.Loops = loops
-		var next atomic.Uint64
-		pools.Adopt = func(c net.Conn) (net.Conn, error) {
-			lc, err := loops[next.Add(1)%2].Adopt(c)
-			if err != nil {
-				return nil, err
-			}
-			return lc, nil
-		}
+		pools.Adopt = netloop.Adopter(loops...)
 	}
 	p, err := proxy.New(opts)
 	if err != nil {

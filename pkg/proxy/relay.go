@@ -135,18 +135,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 				evs = evs[:0]
 			}
 		}
-		switch act {
-		case forward:
-			_, err = s.cw.Write(hdr[:])
-			if err == nil {
-				_, err = s.cw.Write(body)
-			}
-		case asParseComplete:
-			_, err = s.cw.Write([]byte{'1', 0, 0, 0, 4})
-		case renameError:
-			_, err = s.cw.Write(s.errBuf)
-		}
-		if err != nil {
+		if err := s.writeAnswer(act, hdr[:], body); err != nil {
 			s.clientFailed(srv)
 			return false
 		}
@@ -192,6 +181,23 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			}
 		}
 	}
+}
+
+// writeAnswer writes a decoded server message to the client as onServer's
+// act says.
+func (s *session) writeAnswer(act int, hdr, body []byte) error {
+	var err error
+	switch act {
+	case forward:
+		if _, err = s.cw.Write(hdr); err == nil {
+			_, err = s.cw.Write(body)
+		}
+	case asParseComplete:
+		_, err = s.cw.Write([]byte{'1', 0, 0, 0, 4})
+	case renameError:
+		_, err = s.cw.Write(s.errBuf)
+	}
+	return err
 }
 
 // sameTypeRun returns where the run of complete messages of type typ

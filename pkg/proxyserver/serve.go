@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/admin"
@@ -132,16 +131,8 @@ func New(opts Options) (*Server, error) {
 			}
 			s.loops = append(s.loops, loop)
 		}
-		loops := s.loops
-		popts.Loops = loops
-		var next atomic.Uint64
-		popts.Pools.Adopt = func(c net.Conn) (net.Conn, error) {
-			lc, err := loops[next.Add(1)%uint64(len(loops))].Adopt(c)
-			if err != nil {
-				return nil, err
-			}
-			return lc, nil
-		}
+		popts.Loops = s.loops
+		popts.Pools.Adopt = netloop.Adopter(s.loops...)
 	}
 	if s.admin != nil {
 		s.observe(&popts)

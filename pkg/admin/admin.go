@@ -74,6 +74,11 @@ type Options struct {
 
 	// Now is the clock for the JSON answers' "time". Nil: time.Now.
 	Now func() time.Time
+
+	// Pprof adds net/http/pprof's handlers under /debug/pprof/, for
+	// profiling a running proxy (off by default: a profile costs CPU
+	// and shows internals).
+	Pprof bool
 }
 
 // Histogram bounds in seconds: queries from 100 µs to 30 s, pool acquires

@@ -286,3 +286,21 @@ func loop(b *testing.B, f func()) {
 		b.ReportMetric(float64(threadCPU()-t0)/float64(n), "cpu-ns/op")
 	}
 }
+
+// The runtime profiles are served only when asked for.
+func TestPprof(t *testing.T) {
+	if code, _ := do(t, New(Options{}), "GET", "/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("without Pprof: GET /debug/pprof/ answered %d, want 404", code)
+	}
+	s := New(Options{Pprof: true})
+	code, body := do(t, s, "GET", "/debug/pprof/")
+	if code != 200 || !strings.Contains(body, "goroutine") {
+		t.Errorf("with Pprof: GET /debug/pprof/: %d %.200q", code, body)
+	}
+	if code, body := do(t, s, "GET", "/debug/pprof/goroutine?debug=1"); code != 200 || !strings.Contains(body, "TestPprof") {
+		t.Errorf("with Pprof: goroutine profile: %d %.200q", code, body)
+	}
+	if code, _ := do(t, s, "GET", "/healthz"); code != 200 {
+		t.Errorf("with Pprof: healthz %d", code)
+	}
+}

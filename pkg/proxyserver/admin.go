@@ -20,6 +20,7 @@ func (s *Server) newAdmin() *admin.Server {
 		Pause:   func(_ context.Context, name string) error { return pause(s.proxy, name, true) },
 		Resume:  func(_ context.Context, name string) error { return pause(s.proxy, name, false) },
 		Reload:  func(context.Context) error { return s.Reload() },
+		Pprof:   s.cfg.Pprof,
 	})
 }
 

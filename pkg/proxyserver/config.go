@@ -37,6 +37,7 @@ type Config struct {
 	PreparedPerServer int           `toml:"prepared_per_server"` // renamed prepared statements per server connection (transaction mode)
 	EventLoop         bool          `toml:"event_loop"`          // serve transaction mode's plain transactions on an event loop (experimental)
 	Admin             string        `toml:"admin"`               // admin HTTP API and /metrics address ("": off)
+	Pprof             bool          `toml:"pprof"`               // Go's runtime profiles under /debug/pprof/ on the admin address
 	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"`    // drain time once the context ends
 	LogLevel          string        `toml:"log_level"`           // debug, info, warn or error
 }

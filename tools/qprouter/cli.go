@@ -59,6 +59,7 @@ type settings struct {
 	PreparedPerServer int           `name:"prepared-per-server" help:"Renamed prepared statements kept per server connection (transaction mode)." default:"256" env:"QPROUTER_PREPARED_PER_SERVER"`
 	EventLoop         bool          `name:"event-loop" help:"Serve transaction mode's plain transactions on an event loop thread instead of a goroutine per client (experimental; Linux)." env:"QPROUTER_EVENT_LOOP"`
 	Admin             string        `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
+	Pprof             bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
 	ShutdownTimeout   time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
 	LogLevel          string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
 }

@@ -132,7 +132,7 @@ func TestServeReloadDrain(t *testing.T) {
 	users := filepath.Join(dir, "users.txt")
 	adminAddr := freeAddr(t)
 	write(t, users, `"postgres" "first"`+"\n")
-	write(t, cfgPath, fmt.Sprintf("server_url = %q\npool_mode = \"transaction\"\npool_size = 2\nauth_file = %q\nadmin = %q\nshutdown_timeout = \"10s\"\n", c.URL(), users, adminAddr))
+	write(t, cfgPath, fmt.Sprintf("server_url = %q\npool_mode = \"transaction\"\npool_size = 2\nauth_file = %q\nadmin = %q\npprof = true\nshutdown_timeout = \"10s\"\n", c.URL(), users, adminAddr))
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -213,6 +213,17 @@ func TestServeReloadDrain(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(mb.String(), "sqp_query_duration_seconds_count") || !strings.Contains(mb.String(), "sqp_pool_acquire_duration_seconds") || !strings.Contains(mb.String(), `sqp_bytes_total{direction="from_server"}`) || !strings.Contains(mb.String(), `sqp_bytes_total{direction="to_client"}`) {
 		t.Errorf("metrics: %.300s", mb.String())
+	}
+	// pprof = true serves the runtime's profiles beside them.
+	resp, err = http.Get("http://" + adminAddr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb.Reset()
+	mb.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(mb.String(), "proxy.(*Proxy).Serve") {
+		t.Errorf("pprof: %d %.300s", resp.StatusCode, mb.String())
 	}
 
 	// Drain: a transaction under way finishes, then qprouter exits 0.

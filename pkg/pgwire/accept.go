@@ -4,6 +4,7 @@ package pgwire
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"maps"
 	"net"
@@ -97,16 +98,38 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 // with c.Key and ReadyForQuery('I'), in one write, after AuthenticationOk
 // when ServerConfig.DeferAuthOK left it to Welcome.
 func (c *Client) Welcome(params map[string]string) error {
-	msgs := make([]pgproto3.BackendMessage, 0, len(params)+3)
+	var status []byte
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		status = AppendParameterStatus(status, name, params[name])
+	}
+	return c.WelcomeStatus(status)
+}
+
+// WelcomeStatus is Welcome with the ParameterStatus messages already
+// encoded (AppendParameterStatus): a proxy keeps them per server
+// connection instead of encoding them for every client.
+func (c *Client) WelcomeStatus(status []byte) error {
+	buf := make([]byte, 0, 9+len(status)+12+len(c.Key.Secret)+6)
 	if c.authOK {
-		msgs = append(msgs, &pgproto3.AuthenticationOk{})
+		buf = append(buf, 'R', 0, 0, 0, 8, 0, 0, 0, 0) // AuthenticationOk
 		c.authOK = false
 	}
-	for _, name := range slices.Sorted(maps.Keys(params)) {
-		msgs = append(msgs, &pgproto3.ParameterStatus{Name: name, Value: params[name]})
-	}
-	msgs = append(msgs,
-		&pgproto3.BackendKeyData{ProcessID: c.Key.PID, SecretKey: c.Key.Secret},
-		&pgproto3.ReadyForQuery{TxStatus: 'I'})
-	return send(c.Conn, msgs...)
+	buf = append(buf, status...)
+	buf = append(buf, 'K')
+	buf = binary.BigEndian.AppendUint32(buf, uint32(4+4+len(c.Key.Secret)))
+	buf = binary.BigEndian.AppendUint32(buf, c.Key.PID)
+	buf = append(buf, c.Key.Secret...)
+	buf = append(buf, 'Z', 0, 0, 0, 5, 'I')
+	_, err := c.Conn.Write(buf)
+	return err
+}
+
+// AppendParameterStatus appends a ParameterStatus message.
+func AppendParameterStatus(dst []byte, name, value string) []byte {
+	dst = append(dst, 'S')
+	dst = binary.BigEndian.AppendUint32(dst, uint32(4+len(name)+1+len(value)+1))
+	dst = append(dst, name...)
+	dst = append(dst, 0)
+	dst = append(dst, value...)
+	return append(dst, 0)
 }

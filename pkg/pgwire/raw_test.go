@@ -3,6 +3,7 @@
 package pgwire
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -486,5 +487,40 @@ func TestDeferAuthOK(t *testing.T) {
 	}
 	if want := "*pgproto3.AuthenticationOk *pgproto3.ParameterStatus *pgproto3.BackendKeyData *pgproto3.ReadyForQuery"; strings.Join(got, " ") != want {
 		t.Fatalf("got %v, want %s", got, want)
+	}
+}
+
+// capture is a net.Conn that keeps what is written to it.
+type capture struct {
+	net.Conn
+	buf bytes.Buffer
+}
+
+func (c *capture) Write(p []byte) (int, error) { return c.buf.Write(p) }
+
+// Welcome's hand-made encoding is byte for byte pgproto3's, in one write.
+func TestWelcomeBytes(t *testing.T) {
+	params := map[string]string{"server_version": "15.18", "client_encoding": "UTF8", "DateStyle": "ISO, MDY", "application_name": ""}
+	for _, deferred := range []bool{false, true} {
+		c := &capture{}
+		cl := &Client{Conn: c, Key: CancelKey{PID: 0x01020304, Secret: []byte{9, 8, 7, 6}}, authOK: deferred}
+		if err := cl.Welcome(params); err != nil {
+			t.Fatal(err)
+		}
+		var want []byte
+		if deferred {
+			want, _ = (&pgproto3.AuthenticationOk{}).Encode(want)
+		}
+		for _, k := range []string{"DateStyle", "application_name", "client_encoding", "server_version"} {
+			want, _ = (&pgproto3.ParameterStatus{Name: k, Value: params[k]}).Encode(want)
+		}
+		want, _ = (&pgproto3.BackendKeyData{ProcessID: 0x01020304, SecretKey: []byte{9, 8, 7, 6}}).Encode(want)
+		want, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(want)
+		if !bytes.Equal(c.buf.Bytes(), want) {
+			t.Errorf("deferred %v:\n got %q\nwant %q", deferred, c.buf.Bytes(), want)
+		}
+		if cl.authOK {
+			t.Error("AuthenticationOk still owed after Welcome")
+		}
 	}
 }

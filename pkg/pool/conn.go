@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"sort"
 	"strconv"
@@ -29,7 +30,8 @@ type Conn struct {
 	PID    uint32
 	Secret []byte
 	// Params are the server's ParameterStatus values; the owner keeps them
-	// current when it sees ParameterStatus messages.
+	// current with SetParam when it sees ParameterStatus messages. Never
+	// change the map in place.
 	Params map[string]string
 	// State is the owner's bookkeeping (prepared statements, replayed
 	// settings); it survives check-in and is dropped with the connection.
@@ -44,9 +46,17 @@ type Conn struct {
 	idleSince time.Time
 }
 
-// SetParam records a ParameterStatus the server sent.
+// SetParam records a ParameterStatus the server sent. Params is replaced,
+// never changed in place, so that a map once read from it stays as it was:
+// a session keeps one as the values its client has seen.
 func (c *Conn) SetParam(name, value string) {
-	c.Params[name] = value
+	if v, ok := c.Params[name]; ok && v == value {
+		return
+	}
+	p := make(map[string]string, len(c.Params)+1)
+	maps.Copy(p, c.Params)
+	p[name] = value
+	c.Params = p
 	c.paramsKey = ""
 }
 

@@ -58,11 +58,6 @@ func appendErrorResponse(dst []byte, severity, code, message string) []byte {
 	return appendMsg(dst, 'E', body)
 }
 
-// appendParameterStatus appends a ParameterStatus.
-func appendParameterStatus(dst []byte, name, value string) []byte {
-	return appendMsg(dst, 'S', []byte(name), nul, []byte(value), nul)
-}
-
 // errorSeverity returns the non-localized severity of an ErrorResponse
 // body ('V', PostgreSQL 9.6+), else the 'S' one.
 func errorSeverity(body []byte) string {

@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -286,7 +287,8 @@ func (p *Proxy) serveConn(conn net.Conn) {
 		return
 	}
 	p.sessions[s] = struct{}{}
-	p.byKey[keyString(cl.Key)] = s
+	ckey := keyString(cl.Key)
+	p.byKey[ckey] = s
 	p.mu.Unlock()
 	if p.opts.OnClient != nil {
 		p.opts.OnClient(true)
@@ -295,14 +297,14 @@ func (p *Proxy) serveConn(conn net.Conn) {
 	defer func() {
 		p.mu.Lock()
 		delete(p.sessions, s)
-		delete(p.byKey, keyString(cl.Key))
+		delete(p.byKey, ckey)
 		p.mu.Unlock()
 	}()
 	s.run()
 }
 
 func keyString(k pgwire.CancelKey) string {
-	return fmt.Sprintf("%d/%x", k.PID, k.Secret)
+	return string(append(binary.BigEndian.AppendUint32(nil, k.PID), k.Secret...))
 }
 
 // cancel forwards a client's CancelRequest to the server running its query.

@@ -360,7 +360,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		name, value, ok := paramStatus(body)
 		if ok {
 			srv.SetParam(name, value)
-			s.view[name] = value
+			s.setView(name, value)
 			s.viewKey = ""
 			s.noteReported(name, value)
 		}

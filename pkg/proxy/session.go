@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,10 @@ type serverState struct {
 	// unsure is set once stmts was purged without knowing what the server
 	// dropped: statements parsed there from then on are closed first.
 	unsure bool
+	// status is the welcome's ParameterStatus messages for the Params
+	// whose ParamsKey is statusKey: encoded once per server, not per client.
+	status    []byte
+	statusKey string
 }
 
 func newServerState() *serverState {
@@ -143,6 +148,7 @@ type session struct {
 	startKey      string            // vars.key() of the startup settings alone
 	view          map[string]string // parameter values as the client knows them
 	viewKey       string            // the pool.Conn.ParamsKey view agrees with; "": unknown
+	viewShared    bool              // view is a server's Params map, read-only (setView copies it)
 	out           []byte
 	dirty         *pool.Conn // written to, not yet flushed (client goroutine only)
 	answered      bool       // local answered a message since the last Sync (client goroutine only)
@@ -425,9 +431,17 @@ func (s *session) welcome() error {
 		pgwire.WriteError(s.client.Conn, "FATAL", "08006", "qprouter: "+err.Error())
 		return err
 	}
-	s.view = maps.Clone(srv.Params)
-	s.viewKey = srv.ParamsKey()
-	if err := s.client.Welcome(s.view); err != nil {
+	key := srv.ParamsKey()
+	sst := srv.State.(*serverState) // syncServer set it
+	if sst.statusKey != key {
+		sst.status = sst.status[:0]
+		for _, k := range slices.Sorted(maps.Keys(srv.Params)) {
+			sst.status = pgwire.AppendParameterStatus(sst.status, k, srv.Params[k])
+		}
+		sst.statusKey = key
+	}
+	s.view, s.viewKey, s.viewShared = srv.Params, key, true
+	if err := s.client.WelcomeStatus(sst.status); err != nil {
 		pl.Release(srv)
 		return err
 	}
@@ -510,6 +524,17 @@ func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 	return nil
 }
 
+// setView records that the client was told name = value. view starts as
+// the welcome server's own Params, which are never changed in place; the
+// first change makes the session its own copy.
+func (s *session) setView(name, value string) {
+	if s.viewShared {
+		s.view = maps.Clone(s.view)
+		s.viewShared = false
+	}
+	s.view[name] = value
+}
+
 // attach makes srv the session's server and starts its goroutine, which
 // first sends the ParameterStatus changes the client has not seen.
 func (s *session) attach(srv *pool.Conn) {
@@ -517,8 +542,8 @@ func (s *session) attach(srv *pool.Conn) {
 	if key := srv.ParamsKey(); key != s.viewKey {
 		for k, v := range srv.Params {
 			if s.view[k] != v {
-				initial = appendParameterStatus(initial, k, v)
-				s.view[k] = v
+				initial = pgwire.AppendParameterStatus(initial, k, v)
+				s.setView(k, v)
 			}
 		}
 		s.viewKey = key

@@ -141,7 +141,7 @@ func (l *Listener) newConn(fd int, rsa *syscall.RawSockaddrAny) (net.Conn, error
 		f.Close()
 		return nil, l.opError(err)
 	}
-	return &Conn{Conn: &fileConn{File: f, laddr: laddr, raddr: raddr}, rc: rc}, nil
+	return newConn(&fileConn{File: f, laddr: laddr, raddr: raddr}, rc), nil
 }
 
 func (l *Listener) opError(err error) error {

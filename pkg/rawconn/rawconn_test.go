@@ -169,3 +169,29 @@ func TestUnixSocket(t *testing.T) {
 		t.Fatalf("echo %q, %v", got, err)
 	}
 }
+
+// A read or write that does not wait allocates nothing: a proxy makes
+// several per transaction.
+func TestNoAllocations(t *testing.T) {
+	c, peer := pair(t)
+	msg := []byte("0123456789")
+	buf := make([]byte, 64)
+	back := make([]byte, len(msg))
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(peer, back); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := peer.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf[:len(msg)]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per write, read and the peer's echo, want 0", allocs)
+	}
+}

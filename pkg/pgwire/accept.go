@@ -98,11 +98,7 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 // with c.Key and ReadyForQuery('I'), in one write, after AuthenticationOk
 // when ServerConfig.DeferAuthOK left it to Welcome.
 func (c *Client) Welcome(params map[string]string) error {
-	var status []byte
-	for _, name := range slices.Sorted(maps.Keys(params)) {
-		status = AppendParameterStatus(status, name, params[name])
-	}
-	return c.WelcomeStatus(status)
+	return c.WelcomeStatus(AppendParameterStatuses(nil, params))
 }
 
 // WelcomeStatus is Welcome with the ParameterStatus messages already
@@ -122,6 +118,15 @@ func (c *Client) WelcomeStatus(status []byte) error {
 	buf = append(buf, 'Z', 0, 0, 0, 5, 'I')
 	_, err := c.Conn.Write(buf)
 	return err
+}
+
+// AppendParameterStatuses appends a ParameterStatus message for each of
+// params, in name order.
+func AppendParameterStatuses(dst []byte, params map[string]string) []byte {
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		dst = AppendParameterStatus(dst, name, params[name])
+	}
+	return dst
 }
 
 // AppendParameterStatus appends a ParameterStatus message.

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -434,10 +433,7 @@ func (s *session) welcome() error {
 	key := srv.ParamsKey()
 	sst := srv.State.(*serverState) // syncServer set it
 	if sst.statusKey != key {
-		sst.status = sst.status[:0]
-		for _, k := range slices.Sorted(maps.Keys(srv.Params)) {
-			sst.status = pgwire.AppendParameterStatus(sst.status, k, srv.Params[k])
-		}
+		sst.status = pgwire.AppendParameterStatuses(sst.status[:0], srv.Params)
 		sst.statusKey = key
 	}
 	s.view, s.viewKey, s.viewShared = srv.Params, key, true

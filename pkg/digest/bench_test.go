@@ -57,6 +57,27 @@ func BenchmarkStoreObserve(b *testing.B) {
 			i++
 		})
 	})
+	// A driver's parameterized statements come again with the same text:
+	// after the first time they are served from the text cache.
+	b.Run("serial_extended", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		loop(b, func() {
+			s.Observe("main", "primary", pgbenchExtended[i%len(pgbenchExtended)], time.Millisecond, 1, "")
+			i++
+		})
+	})
+	// A long parameterized statement (TPC-H Q1 with $n for its
+	// constants, 481 bytes), as an ORM sends it.
+	q1, err := tpch.Query(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q1Params, _ := Normalize(q1)
+	b.Run("serial_long_params", func(b *testing.B) {
+		b.ReportAllocs()
+		loop(b, func() { s.Observe("main", "primary", q1Params, time.Millisecond, 1, "") })
+	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {

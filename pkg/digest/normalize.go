@@ -127,6 +127,8 @@ type normalizer struct {
 	next  int // number of the next placeholder
 	depth int // bracket depth
 
+	literals int // constants replaced by placeholders (not $n parameters)
+
 	prev      kind
 	prevWord  int  // start in out of the previous token when it is a kWord
 	prevIsBy  bool // previous token is "by" after "order" or "group"
@@ -141,10 +143,17 @@ type normalizer struct {
 // slice and the fingerprint of the appended text. With a dst of enough
 // capacity it does not allocate.
 func Append(dst []byte, sql string) ([]byte, uint64) {
+	out, fp, _ := appendShape(dst, sql)
+	return out, fp
+}
+
+// appendShape is Append that also reports whether sql has constants: a
+// text without any (a parameterized statement) is likely to come again.
+func appendShape(dst []byte, sql string) (out []byte, fp uint64, literals bool) {
 	n := normalizer{src: sql, out: dst, start: len(dst), next: 1, lastNotSc: len(dst)}
 	n.run()
-	out := n.out[:n.lastNotSc]
-	return out, Hash(out[n.start:])
+	out = n.out[:n.lastNotSc]
+	return out, Hash(out[n.start:]), n.literals > 0
 }
 
 // Normalize returns the normalized text of sql and its fingerprint, the
@@ -518,7 +527,7 @@ func (n *normalizer) dollar(i int) int {
 		for j < len(s) && class[s[j]] == cDigit {
 			j++
 		}
-		n.constant()
+		n.placeholder()
 		return j
 	}
 	if j < len(s) && class[s[j]] == cIdent {
@@ -545,8 +554,14 @@ func (n *normalizer) dollar(i int) int {
 	return i + 1
 }
 
-// constant emits the next placeholder.
+// constant emits the next placeholder for a literal.
 func (n *normalizer) constant() {
+	n.literals++
+	n.placeholder()
+}
+
+// placeholder emits the next placeholder, for a literal or a $n.
+func (n *normalizer) placeholder() {
 	n.emit(kParam)
 	if n.next < 10 {
 		n.out = append(n.out, '$', byte('0'+n.next))

@@ -3,10 +3,13 @@
 package digest
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -28,6 +31,8 @@ const MaxTextBytes = 4096
 // Statements are normalized outside the lock; under it an Observe does a
 // map lookup, a list move and the updates, and allocates only when a new
 // shape arrives (its text; the entry of an evicted shape is reused).
+// A statement without constants is normalized once and then found by its
+// exact text (a driver's parameterized statements repeat byte for byte).
 type Store struct {
 	max int
 	now func() time.Time // time.Now; tests replace it
@@ -37,7 +42,29 @@ type Store struct {
 	lru     entry // sentinel of the recency list: lru.next is the most recent
 	evicted uint64
 	since   time.Time
+
+	// texts keeps the normalization of statements without constants by
+	// their exact text (string to *normalized): a driver sends the same
+	// parameterized statement again and again, and a repeat then costs a
+	// lock-free lookup instead of a scan. Texts with constants are rarely
+	// repeated and are not kept. textBytes bounds it; when full it is
+	// emptied and filled again.
+	texts     sync.Map
+	textBytes atomic.Int64
 }
+
+// normalized is a cached normalization: the fingerprint and the text.
+type normalized struct {
+	fp   uint64
+	text []byte
+}
+
+// Bounds of a Store's text cache: statements longer than maxCachedSQL
+// are not kept, and the cache holds about maxCacheBytes of text.
+const (
+	maxCachedSQL  = 4096
+	maxCacheBytes = 1 << 20
+)
 
 type key struct {
 	fp          uint64
@@ -94,10 +121,29 @@ func (s *Store) Len() int {
 // returned or affected rows rows. sqlstate is the error's SQLSTATE, or ""
 // (or a class 00, 01 or 02 code) when the statement succeeded.
 func (s *Store) Observe(pool, route, sql string, dur time.Duration, rows int64, sqlstate string) {
+	if v, ok := s.texts.Load(sql); ok {
+		c := v.(*normalized)
+		s.observe(c.fp, c.text, pool, route, dur, rows, IsError(sqlstate))
+		return
+	}
 	b := getBuf()
-	text, fp := Append((*b)[:0], sql)
+	text, fp, literals := appendShape((*b)[:0], sql)
 	s.observe(fp, text, pool, route, dur, rows, IsError(sqlstate))
+	if !literals && len(sql) <= maxCachedSQL {
+		s.cache(sql, fp, text)
+	}
 	putBuf(b, text)
+}
+
+// cache keeps the normalization of sql, copying both texts so that
+// neither the caller's message buffer nor the pooled output is retained.
+func (s *Store) cache(sql string, fp uint64, text []byte) {
+	size := int64(len(sql) + len(text) + 64) // and the map's own overhead, roughly
+	if s.textBytes.Add(size) > maxCacheBytes {
+		s.texts.Clear()
+		s.textBytes.Store(size)
+	}
+	s.texts.Store(strings.Clone(sql), &normalized{fp: fp, text: bytes.Clone(text)})
 }
 
 // ObserveNormalized is Observe for a statement already normalized by Append

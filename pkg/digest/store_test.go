@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/qpkit/qpkit/pkg/tpch"
 )
 
 // fakeClock returns a store whose clock advances one second per call.
@@ -181,4 +183,91 @@ func TestStoreTruncatesLongText(t *testing.T) {
 	if shapes[0].Fingerprint != fmt.Sprintf("%016x", Fingerprint(long)) {
 		t.Error("the fingerprint does not cover the whole text")
 	}
+}
+
+// TestStoreTextCache checks that statements without constants are
+// normalized once and then served from the text cache with the same
+// shape, that statements with constants and over-long ones are not kept,
+// and that the cache stays within its bound.
+func TestStoreTextCache(t *testing.T) {
+	s := NewStore(0)
+	param := "SELECT abalance FROM pgbench_accounts WHERE aid = $1;"
+	literal := "SELECT abalance FROM pgbench_accounts WHERE aid = 42;"
+	long := "select " + strings.Repeat("a, ", maxCachedSQL/3) + "b from t where c = $1"
+	for range 3 {
+		s.Observe("main", "primary", param, time.Millisecond, 1, "")
+		s.Observe("main", "primary", literal, time.Millisecond, 1, "")
+		s.Observe("main", "primary", long, time.Millisecond, 1, "")
+	}
+	if n := cached(s); n != 1 {
+		t.Fatalf("text cache holds %d statements, want only the parameterized one", n)
+	}
+	v, ok := s.texts.Load(param)
+	if !ok {
+		t.Fatal("parameterized statement not cached")
+	}
+	c := v.(*normalized)
+	text, fp := Normalize(param)
+	if c.fp != fp || string(c.text) != text {
+		t.Fatalf("cached %x %q, want %x %q", c.fp, c.text, fp, text)
+	}
+	// The literal and the $1 form are one shape: 6 calls, whichever path.
+	shapes, _ := s.Snapshot()
+	calls := map[string]uint64{}
+	for _, sh := range shapes {
+		calls[sh.Query] += sh.Calls
+	}
+	if calls[text] != 6 || len(shapes) != 2 {
+		t.Fatalf("%d shapes, %d calls of %q; want 2 shapes and 6 calls", len(shapes), calls[text], text)
+	}
+
+	// Many distinct parameterized statements: the cache empties and
+	// refills instead of growing.
+	for i := range 20000 {
+		s.Observe("main", "primary", fmt.Sprintf("select c%d from t where k = $1", i), time.Millisecond, 1, "")
+		if n := s.textBytes.Load(); n > maxCacheBytes {
+			t.Fatalf("after %d statements the cache holds %d bytes, bound %d", i+1, n, maxCacheBytes)
+		}
+	}
+	if n := cached(s); n == 0 || n >= 20000 {
+		t.Fatalf("cache holds %d statements after 20000 distinct ones", n)
+	}
+}
+
+// TestStoreTextCacheSameShapes runs the normalizer's test inputs through a
+// store twice (the second time from the cache where they qualify) and
+// checks every fingerprint against Normalize.
+func TestStoreTextCacheSameShapes(t *testing.T) {
+	s := NewStore(0)
+	inputs := slices.Concat(pgbenchSimple, pgbenchExtended, []string{
+		"select $1::int, $2 -- a comment\n", "select $$x$$, $1", "select * from t where a in ($1, $2, $3)",
+		"insert into t values ($1, $2), ($3, $4)", "select a from t order by 2", "select 'a'\n'b', e'\\'', $1",
+	})
+	for n := 1; n <= tpch.NumQueries; n++ {
+		q, err := tpch.Query(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, q)
+	}
+	for pass := range 2 {
+		for _, sql := range inputs {
+			s.Reset()
+			s.Observe("p", "r", sql, time.Millisecond, 1, "")
+			shapes, _ := s.Snapshot()
+			text, fp := Normalize(sql)
+			if len(shapes) != 1 || shapes[0].Fingerprint != fmt.Sprintf("%016x", fp) || shapes[0].Query != text {
+				t.Fatalf("pass %d, %q: shapes %+v, want %016x %q", pass, sql, shapes, fp, text)
+			}
+		}
+	}
+	if cached(s) == 0 {
+		t.Fatal("no test input was cached")
+	}
+}
+
+// cached counts the statements in s's text cache.
+func cached(s *Store) (n int) {
+	s.texts.Range(func(_, _ any) bool { n++; return true })
+	return n
 }

@@ -1,9 +1,11 @@
-// Fuzzing the normalizer: it never panics, its output normalizes to itself, and the fingerprint is the text's hash.
+// Fuzzing the normalizer: it never panics, its output normalizes to itself, the fingerprint is the text's hash, and the store's text cache agrees.
 
 package digest
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/qpkit/qpkit/pkg/tpch"
 )
@@ -37,6 +39,15 @@ func FuzzNormalize(f *testing.F) {
 		again, fp2 := Normalize(got)
 		if again != got || fp2 != fp {
 			t.Fatalf("not idempotent:\n in    %q\n once  %q\n twice %q", sql, got, again)
+		}
+		// Twice through a store: the second time may come from its text
+		// cache, and must land on the same shape.
+		st := NewStore(0)
+		st.Observe("p", "r", sql, time.Microsecond, 0, "")
+		st.Observe("p", "r", sql, time.Microsecond, 0, "")
+		shapes, _ := st.Snapshot()
+		if len(shapes) != 1 || shapes[0].Fingerprint != fmt.Sprintf("%016x", fp) || shapes[0].Calls != 2 {
+			t.Fatalf("store after two observations of %q: %+v, want one shape %016x with 2 calls", sql, shapes, fp)
 		}
 	})
 }

@@ -317,6 +317,19 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// Control runs f with c's descriptor, which stays open meanwhile
+// (net.ErrClosed after Close): for calls Read and Write do not make,
+// accept4 on a listening socket say.
+func (c *Conn) Control(f func(fd int)) error {
+	c.fdmu.RLock()
+	defer c.fdmu.RUnlock()
+	if c.fd < 0 {
+		return net.ErrClosed
+	}
+	f(c.fd)
+	return nil
+}
+
 // Closed reports whether Close was called.
 func (c *Conn) Closed() bool { return c.closed.Load() }
 

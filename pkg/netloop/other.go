@@ -26,10 +26,14 @@ func (l *Loop) Close()                          {}
 func (l *Loop) OnLoop() bool                    { return false }
 func (l *Loop) Post(f func())                   {}
 func (l *Loop) Adopt(c net.Conn) (*Conn, error) { return nil, errors.New("netloop: Linux only") }
-func (c *Conn) SetHandler(h Handler)            {}
-func (c *Conn) Pending() int                    { return 0 }
-func (c *Conn) Loop() *Loop                     { return nil }
-func (c *Conn) Closed() bool                    { return false }
+func (l *Loop) AdoptFD(fd int, laddr, raddr net.Addr) (*Conn, error) {
+	return nil, errors.New("netloop: Linux only")
+}
+func (c *Conn) Control(f func(fd int)) error { return errors.New("netloop: Linux only") }
+func (c *Conn) SetHandler(h Handler)         {}
+func (c *Conn) Pending() int                 { return 0 }
+func (c *Conn) Loop() *Loop                  { return nil }
+func (c *Conn) Closed() bool                 { return false }
 
 // Adopter fails off Linux.
 func Adopter(loops ...*Loop) func(net.Conn) (net.Conn, error) {

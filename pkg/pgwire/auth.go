@@ -85,20 +85,29 @@ func authMD5(c io.ReadWriter, user, stored string, known bool) error {
 	if !known {
 		return authFailed(c, user, ErrUnknownUser)
 	}
+	if cause := checkMD5(user, stored, salt, pm.Password); cause != nil {
+		return authFailed(c, user, cause)
+	}
+	return nil
+}
+
+// checkMD5 checks an md5 password response against the stored secret
+// (plaintext or "md5"+md5hex(password+user)); nil when it matches.
+func checkMD5(user, stored string, salt [4]byte, response string) error {
 	var inner string // md5hex(password + user)
 	switch {
 	case isMD5Secret(stored):
 		inner = strings.ToLower(stored[3:])
 	case isSCRAMVerifier(stored):
-		return authFailed(c, user, errNoSecret)
+		return errNoSecret
 	case stored == "":
-		return authFailed(c, user, errEmptyPassword)
+		return errEmptyPassword
 	default:
 		inner = md5hex(stored + user)
 	}
 	want := "md5" + md5hex(inner+string(salt[:]))
-	if subtle.ConstantTimeCompare([]byte(want), []byte(pm.Password)) != 1 {
-		return authFailed(c, user, errWrongPassword)
+	if subtle.ConstantTimeCompare([]byte(want), []byte(response)) != 1 {
+		return errWrongPassword
 	}
 	return nil
 }

@@ -63,6 +63,11 @@ type ServerConfig struct {
 	// for a user that does not exist; any other error refuses the client with
 	// a message that does not name the cause. Nil refuses every client.
 	Credentials func(user, database string) (Credential, error)
+	// QuickCredentials, when set, is Credentials for a caller that must
+	// not wait (Handshake, on an event loop): a known user's credential
+	// when it is at hand; false for anything else (an unknown user, an
+	// answer that needs an auth query), which then goes to Accept.
+	QuickCredentials func(user, database string) (Credential, bool)
 	// StartupTimeout bounds the whole of Accept (default DefaultStartupTimeout).
 	StartupTimeout time.Duration
 	// MaxStartup bounds the startup packet in bytes (default DefaultMaxStartup).

@@ -3,6 +3,7 @@
 package pgwire
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
@@ -69,5 +70,32 @@ func FuzzAccept(f *testing.F) {
 		}
 		srv.Close()
 		wg.Wait()
+	})
+}
+
+// FuzzHandshake feeds arbitrary bytes, in arbitrary pieces, to the
+// loop's handshake: it never panics, stops at its first decision, and a
+// hand-over to Accept replays a suffix of what the client sent.
+func FuzzHandshake(f *testing.F) {
+	f.Add(packet(protocol30, params("user", "mia")...), uint8(3))
+	f.Add(append(packet(codeSSLRequest), packet(protocol30, params("user", "tina")...)...), uint8(8))
+	f.Add(packet(codeCancelRequest, 0, 0, 0, 1, 2, 3, 4, 5), uint8(1))
+	f.Add([]byte{0, 0, 0, 9, 0, 3, 0, 0, 'u', 0, 0, 'p', 0, 0, 0, 4}, uint8(5))
+	f.Fuzz(func(t *testing.T, in []byte, piece uint8) {
+		size := int(piece%16) + 1
+		h := NewHandshake(quick(hsUsers))
+		for i := 0; i < len(in); i += size {
+			_, step := h.Feed(in[i:min(i+size, len(in))])
+			if step == StepMore {
+				continue
+			}
+			if step == StepAccept && !bytes.HasSuffix(in[:min(i+size, len(in))], h.Replay()) {
+				t.Fatalf("replay %q is not a suffix of %q", h.Replay(), in)
+			}
+			if step == StepFail && h.Err() == nil {
+				t.Fatal("StepFail without an error")
+			}
+			return
+		}
 	})
 }

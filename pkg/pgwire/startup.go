@@ -131,7 +131,7 @@ func noneBuffered(hc *handshakeConn) error {
 
 // startupMessage parses a StartupMessage's parameters and declines a newer
 // minor version and protocol options with NegotiateProtocolVersion.
-func startupMessage(c net.Conn, code uint32, b []byte, st *Startup) error {
+func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
 	st.Params = make(map[string]string)
 	var unrecognized []string
 	for {
@@ -228,6 +228,15 @@ func unexpectedEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// WithPrefix returns c reading prefix first: bytes a caller already
+// took from c's socket (a Handshake's Replay) and now gives to Accept.
+func WithPrefix(c net.Conn, prefix []byte) net.Conn {
+	if len(prefix) == 0 {
+		return c
+	}
+	return &prefixConn{Conn: c, prefix: prefix}
 }
 
 // Rebase returns sock (the same socket as the Client's Conn c, taken

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/netloop"
@@ -57,6 +58,9 @@ type loopState struct {
 	off bool
 	// prefer tells the pool which servers are already on this loop.
 	prefer func(*pool.Conn) bool
+	// free: the session was started on the loop (loopaccept.go) and no
+	// goroutine waits for it; the first hand-back starts one.
+	free bool
 }
 
 type clientSide struct{ s *session }
@@ -98,7 +102,13 @@ func (s *session) park() error {
 		lc.SetHandler(clientSide{s})
 		s.onClientReady()
 	})
-	if err := <-s.lp.back; err != nil {
+	return s.resume(<-s.lp.back)
+}
+
+// resume takes the session back from the loop, which handed it over
+// with err: a message the loop read and could not serve is handled first.
+func (s *session) resume(err error) error {
+	if err != nil {
 		return err
 	}
 	if m := s.lp.held; m != nil {
@@ -110,6 +120,18 @@ func (s *session) park() error {
 
 // handBack returns the session to its goroutine, on the loop thread.
 func (s *session) handBack(err error) {
+	s.leaveLoop()
+	if s.lp.free {
+		// Started on the loop, the session has no goroutine yet.
+		s.lp.free = false
+		go s.p.runFromLoop(s, true, true, err)
+		return
+	}
+	s.lp.back <- err
+}
+
+// leaveLoop takes the session's sockets off the loop's handlers.
+func (s *session) leaveLoop() {
 	if s.lp.rsock != nil {
 		s.lp.rsock.SetHandler(nil)
 	}
@@ -120,7 +142,45 @@ func (s *session) handBack(err error) {
 		s.observe(s.lp.evs)
 		s.lp.evs = s.lp.evs[:0]
 	}
-	s.lp.back <- err
+}
+
+// terminateOnLoop ends, on the loop, a session that never had a
+// goroutine when the client leaves idle (a Terminate at the front of
+// what it sent, or the end of its stream: eof), as run and end would:
+// a client that connects for one transaction then never wakes one.
+// False when the goroutine must do it.
+func (s *session) terminateOnLoop(eof bool) bool {
+	if !s.lp.free || s.lp.waitCh != nil || s.cw.Buffered() > 0 {
+		return false
+	}
+	if !eof {
+		buf, _ := s.br.Peek(s.br.Buffered())
+		if len(buf) < 5 || buf[0] != 'X' || binary.BigEndian.Uint32(buf[1:5]) != 4 {
+			return false
+		}
+	}
+	if !s.cmu.TryLock() {
+		return false // a cancel is being delivered: end waits for it
+	}
+	s.cmu.Unlock()
+	s.mu.Lock()
+	idle := s.srv == nil && len(s.queue) == 0 && !s.reading && !s.pinned && !s.clientCopying && s.txStatus == 'I'
+	if idle {
+		s.ending = true
+	}
+	s.mu.Unlock()
+	if !idle {
+		return false
+	}
+	s.lp.free = false
+	s.leaveLoop()
+	if s.pool != nil {
+		s.pool.Leave()
+	}
+	s.p.closeSession(s)
+	s.p.loopEnds.Add(1)
+	s.p.wg.Done()
+	return true
 }
 
 // onClientReady serves the client's complete messages, up to its last
@@ -154,7 +214,9 @@ func (s *session) onClientReady() {
 		}
 		n, ok := s.scanBatch()
 		if !ok {
-			s.handBack(nil)
+			if !s.terminateOnLoop(false) {
+				s.handBack(nil)
+			}
 			return
 		}
 		if n == 0 {
@@ -164,6 +226,9 @@ func (s *session) onClientReady() {
 			}
 			_, err := s.br.Peek(s.br.Buffered() + 1)
 			if err == netloop.ErrWouldBlock {
+				return
+			}
+			if err == io.EOF && s.br.Buffered() == 0 && s.terminateOnLoop(true) {
 				return
 			}
 			if err != nil && err != bufio.ErrBufferFull {

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/proxy"
 )
 
@@ -94,5 +96,73 @@ func TestEventLoopPgbench(t *testing.T) {
 	t.Logf("the loop relayed %d answers for %d pgbench transactions", got, total)
 	if got < int64(total)/2 {
 		t.Fatalf("the loop relayed %d answers for %d pgbench transactions", got, total)
+	}
+}
+
+// TestEventLoopAccept: clients accepted, authenticated with md5 and
+// welcomed on the loop, one transaction per connection (pgbench -C), a
+// wrong password refused, SSLRequest declined, a cancel request, and
+// what the loop leaves to Accept (a user only Credentials knows).
+func TestEventLoopAccept(t *testing.T) {
+	c := pgtest.Shared(t)
+	benchDB(t, c)
+	users := map[string]pgwire.Credential{"postgres": {Method: pgwire.AuthMD5, Password: "secret"}}
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 4, loop: true, timeout: 30 * time.Second, users: users})
+	url := func(password, db string, opts string) string {
+		return fmt.Sprintf("postgres://postgres:%s@%s/%s?%s", password, r.addr, db, opts)
+	}
+	w0, e0 := r.LoopSessions()
+	out := pgbench(t, url("secret", "bench", "sslmode=prefer"), "-n", "-S", "-C", "-c", "4", "-j", "2", "-T", "1")
+	n, _ := strconv.Atoi(txRe.FindStringSubmatch(out)[1])
+	w, e := r.LoopSessions()
+	t.Logf("%d transactions, %d sessions welcomed and %d ended on the loop", n, w-w0, e-e0)
+	if w-w0 < int64(n)/2 || e-e0 < int64(n)/2 {
+		t.Fatalf("%d one-transaction connections: %d welcomed and %d ended on the loop", n, w-w0, e-e0)
+	}
+
+	ctx := context.Background()
+	if _, err := pgx.Connect(ctx, url("wrong", "postgres", "sslmode=disable")); err == nil || !strings.Contains(err.Error(), "28P01") {
+		t.Fatalf("wrong password: %v", err)
+	}
+	conn := connect(t, url("secret", "postgres", "sslmode=prefer"))
+	var one int
+	if err := conn.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("select 1: %d %v", one, err)
+	}
+	// A CancelRequest reaches the loop's listener like any connection.
+	pc := conn.PgConn()
+	done := make(chan error, 1)
+	go func() {
+		_, err := pc.Exec(ctx, "select pg_sleep(20)").ReadAll()
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := pc.CancelRequest(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "57014") {
+			t.Fatalf("cancelled query: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancel not delivered")
+	}
+	if err := conn.QueryRow(ctx, "select 2").Scan(&one); err != nil || one != 2 {
+		t.Fatalf("after the cancel: %d %v", one, err)
+	}
+
+	// SCRAM is Accept's: the loop hands the startup packet over to it,
+	// and the session then parks on the loop as a goroutine's does.
+	users = map[string]pgwire.Credential{"postgres": {Method: pgwire.AuthSCRAM, Password: "secret"}}
+	r2 := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true, users: users})
+	conn2 := connect(t, fmt.Sprintf("postgres://postgres:secret@%s/postgres?sslmode=prefer", r2.addr))
+	for i := range 20 {
+		if err := conn2.QueryRow(ctx, "select $1::int", i).Scan(&one); err != nil || one != i {
+			t.Fatalf("SCRAM client, query %d: %d %v", i, one, err)
+		}
+	}
+	if w, _ := r2.LoopSessions(); w != 0 || r2.LoopTransactions() < 20 {
+		t.Fatalf("SCRAM client: %d sessions welcomed on the loop (want 0), %d answers relayed there (want 20 or more)", w, r2.LoopTransactions())
 	}
 }

@@ -134,6 +134,8 @@ type Proxy struct {
 	draining atomic.Bool
 	nclients atomic.Int64
 	loopTxns atomic.Int64 // answers relayed to ReadyForQuery on the event loop
+	loopWelc atomic.Int64 // sessions welcomed on the event loop
+	loopEnds atomic.Int64 // sessions ended on the event loop
 	nextLoop atomic.Uint64
 	wg       sync.WaitGroup
 
@@ -189,11 +191,21 @@ func New(opts Options) (*Proxy, error) {
 // goroutine.
 func (p *Proxy) LoopTransactions() int64 { return p.loopTxns.Load() }
 
+// LoopSessions counts the sessions welcomed on the event loop (accepted
+// and authenticated there, Serve's listener detached to it) and, of
+// those, the ones that ended there without a goroutine.
+func (p *Proxy) LoopSessions() (welcomed, ended int64) {
+	return p.loopWelc.Load(), p.loopEnds.Load()
+}
+
 // Mode is the proxy's pool mode.
 func (p *Proxy) Mode() Mode { return p.opts.Mode }
 
 // Serve accepts clients on ln until ln is closed or Shutdown is called.
 func (p *Proxy) Serve(ln net.Listener) error {
+	if d, ok := ln.(detachable); ok && len(p.opts.Loops) > 0 && p.opts.Mode == Transaction {
+		return p.serveOnLoop(d, p.opts.Loops[0])
+	}
 	p.mu.Lock()
 	if p.draining.Load() {
 		p.mu.Unlock()
@@ -227,16 +239,16 @@ func (p *Proxy) Serve(ln net.Listener) error {
 
 func (p *Proxy) serveConn(conn net.Conn) {
 	defer conn.Close()
-	conn = rawconn.Wrap(conn)
-	sock := conn
-	if f := p.opts.OnClientBytes; f != nil {
-		conn = pool.CountConn(conn, func(n int) { f(true, n) }, func(n int) { f(false, n) })
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			p.log.Warn("proxy: client handler panicked", "addr", conn.RemoteAddr().String(), "panic", r)
-		}
-	}()
+	p.serveSocket(rawconn.Wrap(conn), nil, nil)
+}
+
+// serveSocket runs the startup and authentication on sock and then the
+// client's session. lc is sock when an event loop accepted it (and read
+// replay, the bytes Accept must read first); otherwise sock is adopted by
+// a loop, if there are loops, after the startup.
+func (p *Proxy) serveSocket(sock net.Conn, lc *netloop.Conn, replay []byte) {
+	conn := pgwire.WithPrefix(p.countClient(sock), replay)
+	defer p.recoverClient(conn)
 	cl, st, err := pgwire.Accept(context.Background(), conn, p.opts.Auth)
 	if err != nil {
 		p.log.Debug("proxy: startup failed", "addr", conn.RemoteAddr().String(), "err", err)
@@ -248,26 +260,49 @@ func (p *Proxy) serveConn(conn net.Conn) {
 		}
 		return
 	}
-	if n := p.nclients.Add(1); p.opts.MaxClients > 0 && n > int64(p.opts.MaxClients) {
-		p.nclients.Add(-1)
-		pgwire.WriteError(cl.Conn, "FATAL", "53300", fmt.Sprintf("qprouter: too many clients (max %d)", p.opts.MaxClients))
-		return
-	}
-	defer p.nclients.Add(-1)
-	var lc *netloop.Conn
-	if n := len(p.opts.Loops); n > 0 && p.opts.Mode == Transaction && !cl.Startup.TLS {
+	switch n := len(p.opts.Loops); {
+	case cl.Startup.TLS:
+		lc = nil // stays with its goroutine (a loop's socket is then used as a net.Conn)
+	case lc == nil && n > 0 && p.opts.Mode == Transaction:
 		loop := p.opts.Loops[p.nextLoop.Add(1)%uint64(n)]
 		if c, err := loop.Adopt(sock); err == nil {
 			lc = c
-			var nc net.Conn = c
-			if f := p.opts.OnClientBytes; f != nil {
-				nc = pool.CountConn(c, func(n int) { f(true, n) }, func(n int) { f(false, n) })
-			}
-			cl.Conn = pgwire.Rebase(cl.Conn, nc)
 			defer c.Close()
+			cl.Conn = pgwire.Rebase(cl.Conn, p.countClient(c))
 		} else {
 			p.log.Debug("proxy: client socket not adopted", "err", err)
 		}
+	}
+	s := p.openSession(cl, lc)
+	if s == nil {
+		return
+	}
+	defer p.closeSession(s)
+	s.run(false, false, nil)
+}
+
+func (p *Proxy) recoverClient(conn net.Conn) {
+	if r := recover(); r != nil {
+		p.log.Warn("proxy: client handler panicked", "addr", conn.RemoteAddr().String(), "panic", r)
+	}
+}
+
+// countClient wraps a client socket to report its bytes, when asked to.
+func (p *Proxy) countClient(c net.Conn) net.Conn {
+	if f := p.opts.OnClientBytes; f != nil {
+		return pool.CountConn(c, func(n int) { f(true, n) }, func(n int) { f(false, n) })
+	}
+	return c
+}
+
+// openSession registers an authenticated client's session (lc: its
+// socket on an event loop, or nil); nil when it is refused (too many
+// clients, shutting down), which the client was told.
+func (p *Proxy) openSession(cl *pgwire.Client, lc *netloop.Conn) *session {
+	if n := p.nclients.Add(1); p.opts.MaxClients > 0 && n > int64(p.opts.MaxClients) {
+		p.nclients.Add(-1)
+		pgwire.WriteError(cl.Conn, "FATAL", "53300", fmt.Sprintf("qprouter: too many clients (max %d)", p.opts.MaxClients))
+		return nil
 	}
 	s := newSession(p, cl)
 	s.lp.lc = lc
@@ -279,28 +314,37 @@ func (p *Proxy) serveConn(conn net.Conn) {
 			return rs != nil && rs.Loop() == home
 		}
 	}
-	defer s.release()
 	p.mu.Lock()
 	if p.draining.Load() {
 		p.mu.Unlock()
 		pgwire.WriteError(cl.Conn, "FATAL", "57P01", "qprouter: shutting down")
-		return
+		s.release()
+		p.nclients.Add(-1)
+		return nil
 	}
 	p.sessions[s] = struct{}{}
-	ckey := keyString(cl.Key)
-	p.byKey[ckey] = s
+	p.byKey[keyString(cl.Key)] = s
 	p.mu.Unlock()
 	if p.opts.OnClient != nil {
 		p.opts.OnClient(true)
-		defer p.opts.OnClient(false)
 	}
-	defer func() {
-		p.mu.Lock()
-		delete(p.sessions, s)
-		delete(p.byKey, ckey)
-		p.mu.Unlock()
-	}()
-	s.run()
+	return s
+}
+
+// closeSession forgets an ended session and closes its loop socket.
+func (p *Proxy) closeSession(s *session) {
+	p.mu.Lock()
+	delete(p.sessions, s)
+	delete(p.byKey, keyString(s.client.Key))
+	p.mu.Unlock()
+	if p.opts.OnClient != nil {
+		p.opts.OnClient(false)
+	}
+	s.release()
+	if s.lp.lc != nil {
+		s.lp.lc.Close()
+	}
+	p.nclients.Add(-1)
 }
 
 func keyString(k pgwire.CancelKey) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/proxy"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 	"github.com/qpkit/qpkit/pkg/route"
 )
 
@@ -48,7 +49,8 @@ type cfg struct {
 	onQuery    func(proxy.QueryEvent) // instead of events
 	lru        int
 	maxClients int
-	loop       bool // serve on an event loop (also when QPROUTER_EVENT_LOOP=1)
+	loop       bool                         // serve on an event loop (also when QPROUTER_EVENT_LOOP=1)
+	users      map[string]pgwire.Credential // nil: trust everyone
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -70,7 +72,19 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 		Mode:  o.mode,
 		Pools: pools,
 		Auth: &pgwire.ServerConfig{Credentials: func(user, db string) (pgwire.Credential, error) {
-			return pgwire.Credential{Method: pgwire.AuthTrust}, nil
+			if o.users == nil {
+				return pgwire.Credential{Method: pgwire.AuthTrust}, nil
+			}
+			if c, ok := o.users[user]; ok {
+				return c, nil
+			}
+			return pgwire.Credential{}, pgwire.ErrUnknownUser
+		}, QuickCredentials: func(user, db string) (pgwire.Credential, bool) {
+			if o.users == nil {
+				return pgwire.Credential{Method: pgwire.AuthTrust}, true
+			}
+			c, ok := o.users[user]
+			return c, ok
 		}},
 		Log:               log,
 		PreparedPerServer: o.lru,
@@ -112,6 +126,9 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.Loops != nil {
+		ln = rawconn.Listen(ln, false) // accepted, authenticated and welcomed on the loop
 	}
 	r.Proxy = p
 	r.addr = ln.Addr().String()

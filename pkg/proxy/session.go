@@ -325,7 +325,11 @@ func (l sessionLog) Debug(msg string, args ...any) {
 	}
 }
 
-func (s *session) run() {
+// run serves the session on this goroutine until it ends: from the
+// welcome, or after it when the loop sent it (welcomed), and when the
+// loop handed the session over (handed) by first taking back, as park
+// takes it.
+func (s *session) run(welcomed, handed bool, back error) {
 	log := sessionLog{s}
 	var final *clientError
 	defer func() {
@@ -335,12 +339,20 @@ func (s *session) run() {
 		}
 		s.end(final)
 	}()
-	if err := s.welcome(); err != nil {
-		log.Debug("proxy: welcome failed", "err", err)
-		return
+	if !welcomed {
+		if err := s.welcome(); err != nil {
+			log.Debug("proxy: welcome failed", "err", err)
+			return
+		}
 	}
 	for {
-		if s.parkable() {
+		if handed {
+			handed = false
+			if err := s.resume(back); err != nil {
+				final = s.finalOf(err)
+				return
+			}
+		} else if s.parkable() {
 			if err := s.park(); err != nil {
 				final = s.finalOf(err)
 				return

@@ -104,7 +104,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
-	auth := &pgwire.ServerConfig{Credentials: s.credential, RequireTLS: c.RequireTLS}
+	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS}
 	if c.TLSCert != "" {
 		if auth.TLS, err = pgwire.LoadTLS(c.TLSCert, c.TLSKey); err != nil {
 			return nil, configError(err)
@@ -285,6 +285,19 @@ func (s *Server) credential(user, database string) (pgwire.Credential, error) {
 		return pgwire.Credential{Method: pgwire.AuthTrust}, nil
 	}
 	return pgwire.Credential{}, pgwire.ErrUnknownUser
+}
+
+// quickCredential is credential without the auth query, for the event
+// loop's handshake: false sends the client to credential on a goroutine.
+func (s *Server) quickCredential(user, database string) (pgwire.Credential, bool) {
+	_, users := s.get()
+	if cred, ok := users[user]; ok {
+		return cred, true
+	}
+	if users == nil && s.authq == nil {
+		return pgwire.Credential{Method: pgwire.AuthTrust}, true
+	}
+	return pgwire.Credential{}, false
 }
 
 // serverPassword is user's plaintext password from the auth file, to log

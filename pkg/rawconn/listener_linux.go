@@ -81,22 +81,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 		var nfd int
 		var errno syscall.Errno
 		err := l.rc.Read(func(fd uintptr) bool {
-			for {
-				salen := uint32(syscall.SizeofSockaddrAny)
-				r, _, e := syscall.RawSyscall6(syscall.SYS_ACCEPT4, fd, uintptr(unsafe.Pointer(&rsa)),
-					uintptr(unsafe.Pointer(&salen)), syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0, 0)
-				switch e {
-				case 0:
-					nfd, errno = int(r), 0
-					return true
-				case syscall.EINTR, syscall.ECONNABORTED:
-					continue
-				case syscall.EAGAIN:
-					return false
-				}
-				errno = e
-				return true
-			}
+			nfd, errno = accept4(int(fd), &rsa)
+			return errno != syscall.EAGAIN
 		})
 		if err != nil {
 			return nil, l.opError(err)
@@ -113,13 +99,84 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 }
 
+// accept4 takes the next queued connection on the listening socket lfd
+// as a non-blocking descriptor, or returns the errno (EAGAIN: none).
+func accept4(lfd int, rsa *syscall.RawSockaddrAny) (int, syscall.Errno) {
+	for {
+		salen := uint32(syscall.SizeofSockaddrAny)
+		r, _, e := syscall.RawSyscall6(syscall.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(rsa)),
+			uintptr(unsafe.Pointer(&salen)), syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0, 0)
+		switch e {
+		case 0:
+			return int(r), 0
+		case syscall.EINTR, syscall.ECONNABORTED:
+			continue
+		}
+		return -1, e
+	}
+}
+
+// Detach hands the listening socket to another poller (an event loop):
+// it returns a new non-blocking descriptor for it, the caller's to poll
+// and close, and closes l, whose own descriptor would keep waking the
+// runtime's poller. Accept the connections with AcceptFD.
+func (l *Listener) Detach() (int, error) {
+	fd := -1
+	var derr error
+	if err := l.rc.Control(func(s uintptr) {
+		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, s, syscall.F_DUPFD_CLOEXEC, 0)
+		if e != 0 {
+			derr = e
+			return
+		}
+		fd = int(r)
+	}); err != nil {
+		return -1, l.opError(err)
+	}
+	if derr != nil {
+		return -1, l.opError(os.NewSyscallError("fcntl", derr))
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return -1, l.opError(os.NewSyscallError("fcntl", err))
+	}
+	l.Close()
+	return fd, nil
+}
+
+// AcceptFD accepts one connection on lfd, a descriptor from Detach,
+// without waiting: a non-blocking socket with l's options, and its
+// addresses. It returns syscall.EAGAIN when none is queued, and the
+// errno of a failure (EMFILE: out of descriptors, try again later).
+func (l *Listener) AcceptFD(lfd int) (fd int, laddr, raddr net.Addr, err error) {
+	var rsa syscall.RawSockaddrAny
+	fd, errno := accept4(lfd, &rsa)
+	if errno != 0 {
+		return -1, nil, nil, errno
+	}
+	laddr, raddr = l.prepare(fd, &rsa)
+	return fd, laddr, raddr, nil
+}
+
 // newConn makes a *Conn of an accepted descriptor.
 func (l *Listener) newConn(fd int, rsa *syscall.RawSockaddrAny) (net.Conn, error) {
+	laddr, raddr := l.prepare(fd, rsa)
+	f := os.NewFile(uintptr(fd), "")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, l.opError(err)
+	}
+	return newConn(&fileConn{File: f, laddr: laddr, raddr: raddr}, rc), nil
+}
+
+// prepare sets an accepted socket's options and returns its addresses.
+func (l *Listener) prepare(fd int, rsa *syscall.RawSockaddrAny) (laddr, raddr net.Addr) {
 	setInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	if l.keepAlive {
 		setInt(fd, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE, 1)
 	}
-	laddr := l.laddr
+	laddr = l.laddr
 	if laddr == nil {
 		var lsa syscall.RawSockaddrAny
 		salen := uint32(syscall.SizeofSockaddrAny)
@@ -131,17 +188,11 @@ func (l *Listener) newConn(fd int, rsa *syscall.RawSockaddrAny) (net.Conn, error
 			laddr = l.Addr()
 		}
 	}
-	raddr := sockaddr(rsa)
+	raddr = sockaddr(rsa)
 	if raddr == nil {
 		raddr = &net.TCPAddr{}
 	}
-	f := os.NewFile(uintptr(fd), "")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, l.opError(err)
-	}
-	return newConn(&fileConn{File: f, laddr: laddr, raddr: raddr}, rc), nil
+	return laddr, raddr
 }
 
 func (l *Listener) opError(err error) error {

@@ -1,0 +1,214 @@
+// Handshake: Accept's exchange for a caller that must not block, fed bytes and answering bytes.
+
+package pgwire
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"io"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// Step is what a Handshake wants next.
+type Step int
+
+const (
+	// StepMore: send the answer, then Feed what the client sends next.
+	StepMore Step = iota
+	// StepDone: send the answer; the client is authenticated (Client).
+	StepDone
+	// StepAccept: send the answer, then run Accept on the connection
+	// with Replay's bytes in front of it: the exchange needs something
+	// Handshake does not do (TLS, SCRAM, an auth query, an error Accept
+	// words).
+	StepAccept
+	// StepCancel: the client sent a CancelRequest (Startup().Cancel).
+	StepCancel
+	// StepFail: send the answer (an ErrorResponse, or nothing), then
+	// close the connection; Err says why.
+	StepFail
+)
+
+// Handshake runs the common case of Accept without ever waiting, for an
+// event loop that owns many connections on one thread: a client without
+// TLS whose credential QuickCredentials has at hand, authenticated by
+// trust or md5. Everything else stops before the StartupMessage is
+// answered and goes to Accept (StepAccept), so the rarer paths and their
+// errors stay Accept's alone. The caller bounds the whole exchange with
+// ServerConfig.StartupTimeout itself.
+type Handshake struct {
+	cfg      *ServerConfig
+	in       []byte // received, not yet consumed
+	st       Startup
+	password bool   // the md5 salt went out: a password message is next
+	secret   string // the user's stored secret (md5)
+	salt     [4]byte
+	ssl, gss bool // SSLRequest, GSSENCRequest answered
+	err      error
+}
+
+// NewHandshake starts an exchange under cfg.
+func NewHandshake(cfg *ServerConfig) *Handshake { return &Handshake{cfg: cfg} }
+
+// Startup is what the client sent (Params once its StartupMessage came).
+func (h *Handshake) Startup() *Startup { return &h.st }
+
+// Err is the reason for StepFail.
+func (h *Handshake) Err() error { return h.err }
+
+// Replay is, after StepAccept, what Accept must read first: the client's
+// bytes from the packet Handshake did not answer on.
+func (h *Handshake) Replay() []byte { return h.in }
+
+// Client is the authenticated client on conn after StepDone, with a fresh
+// cancel key; bytes the client sent after its last handshake message
+// come first from its Conn.
+func (h *Handshake) Client(conn net.Conn) *Client {
+	if len(h.in) > 0 {
+		conn = &prefixConn{Conn: conn, prefix: bytes.Clone(h.in)}
+		h.in = nil
+	}
+	return &Client{Conn: conn, Startup: h.st, Key: NewCancelKey(), authOK: h.cfg.DeferAuthOK}
+}
+
+// Feed takes the bytes the client sent since the last call and returns
+// what to send it and what comes next.
+func (h *Handshake) Feed(p []byte) (out []byte, step Step) {
+	h.in = append(h.in, p...)
+	for {
+		if h.password {
+			return h.passwordMessage(out)
+		}
+		if len(h.in) < 4 {
+			return out, StepMore
+		}
+		if h.in[0] == tlsRecordHandshake {
+			return out, StepAccept // direct TLS, or garbage: Accept's
+		}
+		n := int(binary.BigEndian.Uint32(h.in))
+		if n < 8 || n > h.cfg.maxStartup() {
+			return out, StepAccept
+		}
+		if len(h.in) < n {
+			return out, StepMore
+		}
+		body := h.in[4:n]
+		switch code := binary.BigEndian.Uint32(body); code {
+		case codeSSLRequest, codeGSSENCRequest:
+			if h.cfg.TLS != nil && code == codeSSLRequest {
+				return out, StepAccept
+			}
+			if n != 8 || h.ssl && code == codeSSLRequest || h.gss && code == codeGSSENCRequest {
+				name := "SSLRequest"
+				if code == codeGSSENCRequest {
+					name = "GSSENCRequest"
+				}
+				return h.fail(out, fatal(CodeProtocolViolation, "unexpected %s", name))
+			}
+			h.ssl = h.ssl || code == codeSSLRequest
+			h.gss = h.gss || code == codeGSSENCRequest
+			h.in = h.in[n:]
+			if code == codeSSLRequest && len(h.in) > 0 {
+				// Sent before the answer: PostgreSQL refuses it (see noneBuffered).
+				return h.fail(out, fatal(CodeProtocolViolation, "received unencrypted data after SSL request"))
+			}
+			out = append(out, 'N')
+		case codeCancelRequest:
+			var m pgproto3.CancelRequest
+			if err := m.Decode(body); err != nil {
+				h.err = &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid cancel request", Err: err}
+				return out, StepFail
+			}
+			h.st.Cancel = &CancelKey{PID: m.ProcessID, Secret: m.SecretKey}
+			return out, StepCancel
+		default:
+			return h.startupMessage(out, code, n)
+		}
+	}
+}
+
+// startupMessage answers a StartupMessage of n bytes at the front of in:
+// trust and md5 here, anything else (and every error but a bad layout)
+// in Accept.
+func (h *Handshake) startupMessage(out []byte, code uint32, n int) ([]byte, Step) {
+	if code>>16 != 3 || h.cfg.RequireTLS || h.cfg.QuickCredentials == nil {
+		return out, StepAccept
+	}
+	var ans bytes.Buffer
+	if err := startupMessage(&ans, code, h.in[8:n], &h.st); err != nil {
+		h.err = err
+		return append(out, ans.Bytes()...), StepFail
+	}
+	answer := ans.Bytes() // NegotiateProtocolVersion, if any
+	cred, ok := h.cfg.QuickCredentials(h.st.Params["user"], h.st.Params["database"])
+	switch {
+	case !ok:
+		return out, StepAccept
+	case cred.Method == AuthTrust:
+	case cred.Method == AuthMD5 && cred.Password != "" && !isSCRAMVerifier(cred.Password):
+		rand.Read(h.salt[:])
+		answer, _ = (&pgproto3.AuthenticationMD5Password{Salt: h.salt}).Encode(answer)
+		h.secret, h.password = cred.Password, true
+	default:
+		return out, StepAccept
+	}
+	h.in = h.in[n:]
+	out = append(out, answer...)
+	if h.password {
+		return h.passwordMessage(out)
+	}
+	return h.done(out)
+}
+
+// passwordMessage checks the md5 password message once it is whole, as
+// readAuth and authMD5 do.
+func (h *Handshake) passwordMessage(out []byte) ([]byte, Step) {
+	if len(h.in) < 5 {
+		return out, StepMore
+	}
+	typ, n := h.in[0], int64(binary.BigEndian.Uint32(h.in[1:5]))
+	if typ == 'X' && n == 4 {
+		h.err = io.EOF // hung up to prompt for a password
+		return out, StepFail
+	}
+	if typ != 'p' {
+		return h.fail(out, fatal(CodeProtocolViolation, "expected password response, got message type %d", typ))
+	}
+	if n < 4 || n-4 > maxAuthMessage {
+		return h.fail(out, fatal(CodeProtocolViolation, "invalid password packet size"))
+	}
+	if int64(len(h.in)) < 1+n {
+		return out, StepMore
+	}
+	var pm pgproto3.PasswordMessage
+	if err := pm.Decode(h.in[5 : 1+n]); err != nil {
+		return h.fail(out, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet", Err: err})
+	}
+	h.in = h.in[1+n:]
+	user := h.st.Params["user"]
+	if cause := checkMD5(user, h.secret, h.salt, pm.Password); cause != nil {
+		e := fatal(CodeInvalidPassword, "password authentication failed for user \"%s\"", user)
+		e.Err = cause
+		return h.fail(out, e)
+	}
+	h.password = false
+	return h.done(out)
+}
+
+func (h *Handshake) done(out []byte) ([]byte, Step) {
+	if !h.cfg.DeferAuthOK {
+		out = append(out, 'R', 0, 0, 0, 8, 0, 0, 0, 0) // AuthenticationOk
+	}
+	return out, StepDone
+}
+
+// fail appends e as an ErrorResponse.
+func (h *Handshake) fail(out []byte, e *Error) ([]byte, Step) {
+	var b bytes.Buffer
+	WriteError(&b, e.Severity, e.Code, e.Message)
+	h.err = e
+	return append(out, b.Bytes()...), StepFail
+}

@@ -52,12 +52,17 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
 	return reply(c, fatal(CodeInvalidAuthorization, "no valid authentication method for user \"%s\"", user))
 }
 
-// authFailed is the one answer to a wrong password, an unknown user or a
-// secret that cannot serve the method.
-func authFailed(c io.Writer, user string, cause error) error {
+// passwordFailed is the one refusal of a wrong password, an unknown user
+// or a secret that cannot serve the method.
+func passwordFailed(user string, cause error) *Error {
 	e := fatal(CodeInvalidPassword, "password authentication failed for user \"%s\"", user)
 	e.Err = cause
-	return reply(c, e)
+	return e
+}
+
+// authFailed sends passwordFailed's refusal.
+func authFailed(c io.Writer, user string, cause error) error {
+	return reply(c, passwordFailed(user, cause))
 }
 
 var (

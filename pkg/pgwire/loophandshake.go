@@ -35,7 +35,8 @@ const (
 // Handshake runs the common case of Accept without ever waiting, for an
 // event loop that owns many connections on one thread: a client without
 // TLS whose credential QuickCredentials has at hand, authenticated by
-// trust or md5. Everything else stops before the StartupMessage is
+// trust, md5 or SCRAM-SHA-256 (a plaintext secret costs one PBKDF2 per
+// user and password, cached, as in Accept). Everything else stops before the StartupMessage is
 // answered and goes to Accept (StepAccept), so the rarer paths and their
 // errors stay Accept's alone. The caller bounds the whole exchange with
 // ServerConfig.StartupTimeout itself.
@@ -43,12 +44,23 @@ type Handshake struct {
 	cfg      *ServerConfig
 	in       []byte // received, not yet consumed
 	st       Startup
-	password bool   // the md5 salt went out: a password message is next
-	secret   string // the user's stored secret (md5)
+	wait     authWait // the authentication message expected next
+	secret   string   // the user's stored secret (md5)
 	salt     [4]byte
+	scram    *scramExchange
 	ssl, gss bool // SSLRequest, GSSENCRequest answered
 	err      error
 }
+
+// authWait is the authentication message a Handshake waits for.
+type authWait int
+
+const (
+	waitNone      authWait = iota
+	waitMD5                // PasswordMessage, after the md5 salt
+	waitSASLFirst          // SASLInitialResponse, after AuthenticationSASL
+	waitSASLFinal          // SASLResponse, after SASLContinue
+)
 
 // NewHandshake starts an exchange under cfg.
 func NewHandshake(cfg *ServerConfig) *Handshake { return &Handshake{cfg: cfg} }
@@ -79,8 +91,8 @@ func (h *Handshake) Client(conn net.Conn) *Client {
 func (h *Handshake) Feed(p []byte) (out []byte, step Step) {
 	h.in = append(h.in, p...)
 	for {
-		if h.password {
-			return h.passwordMessage(out)
+		if h.wait != waitNone {
+			return h.authMessage(out)
 		}
 		if len(h.in) < 4 {
 			return out, StepMore
@@ -131,8 +143,8 @@ func (h *Handshake) Feed(p []byte) (out []byte, step Step) {
 }
 
 // startupMessage answers a StartupMessage of n bytes at the front of in:
-// trust and md5 here, anything else (and every error but a bad layout)
-// in Accept.
+// trust, md5 and SCRAM here, anything else (reject, an unknown user, and
+// every error but a bad layout) in Accept.
 func (h *Handshake) startupMessage(out []byte, code uint32, n int) ([]byte, Step) {
 	if code>>16 != 3 || h.cfg.RequireTLS || h.cfg.QuickCredentials == nil {
 		return out, StepAccept
@@ -148,24 +160,29 @@ func (h *Handshake) startupMessage(out []byte, code uint32, n int) ([]byte, Step
 	case !ok:
 		return out, StepAccept
 	case cred.Method == AuthTrust:
-	case cred.Method == AuthMD5 && cred.Password != "" && !isSCRAMVerifier(cred.Password):
+	case cred.Method == AuthMD5 && isSCRAMVerifier(cred.Password), cred.Method == AuthSCRAM:
+		// As authenticate: md5 with a SCRAM verifier stored runs SCRAM.
+		h.scram = newSCRAMExchange(h.st.Params["user"], cred.Password, true)
+		answer = h.scram.start(answer)
+		h.wait = waitSASLFirst
+	case cred.Method == AuthMD5 && cred.Password != "":
 		rand.Read(h.salt[:])
 		answer, _ = (&pgproto3.AuthenticationMD5Password{Salt: h.salt}).Encode(answer)
-		h.secret, h.password = cred.Password, true
+		h.secret, h.wait = cred.Password, waitMD5
 	default:
 		return out, StepAccept
 	}
 	h.in = h.in[n:]
 	out = append(out, answer...)
-	if h.password {
-		return h.passwordMessage(out)
+	if h.wait != waitNone {
+		return h.authMessage(out)
 	}
 	return h.done(out)
 }
 
-// passwordMessage checks the md5 password message once it is whole, as
-// readAuth and authMD5 do.
-func (h *Handshake) passwordMessage(out []byte) ([]byte, Step) {
+// authMessage takes the authentication message once it is whole, framed
+// as readAuth frames it, and runs the method's step on it.
+func (h *Handshake) authMessage(out []byte) ([]byte, Step) {
 	if len(h.in) < 5 {
 		return out, StepMore
 	}
@@ -183,18 +200,32 @@ func (h *Handshake) passwordMessage(out []byte) ([]byte, Step) {
 	if int64(len(h.in)) < 1+n {
 		return out, StepMore
 	}
-	var pm pgproto3.PasswordMessage
-	if err := pm.Decode(h.in[5 : 1+n]); err != nil {
-		return h.fail(out, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet", Err: err})
-	}
+	body := h.in[5 : 1+n]
 	h.in = h.in[1+n:]
-	user := h.st.Params["user"]
-	if cause := checkMD5(user, h.secret, h.salt, pm.Password); cause != nil {
-		e := fatal(CodeInvalidPassword, "password authentication failed for user \"%s\"", user)
-		e.Err = cause
-		return h.fail(out, e)
+	switch h.wait {
+	case waitSASLFirst:
+		next, e := h.scram.first(out, body)
+		if e != nil {
+			return h.fail(out, e)
+		}
+		h.wait = waitSASLFinal
+		return h.authMessage(next)
+	case waitSASLFinal:
+		next, e := h.scram.final(out, body)
+		if e != nil {
+			return h.fail(out, e)
+		}
+		out = next
+	default:
+		var pm pgproto3.PasswordMessage
+		if err := pm.Decode(body); err != nil {
+			return h.fail(out, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet", Err: err})
+		}
+		if cause := checkMD5(h.st.Params["user"], h.secret, h.salt, pm.Password); cause != nil {
+			return h.fail(out, passwordFailed(h.st.Params["user"], cause))
+		}
 	}
-	h.password = false
+	h.wait, h.scram = waitNone, nil
 	return h.done(out)
 }
 

@@ -5,9 +5,15 @@ package pgwire
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -26,11 +32,15 @@ func quick(m map[string]Credential) *ServerConfig {
 }
 
 var hsUsers = map[string]Credential{
-	"tina":  {Method: AuthTrust},
-	"mia":   {Method: AuthMD5, Password: "pw"},
-	"hash":  {Method: AuthMD5, Password: MD5Secret("hash", "pw")},
-	"sam":   {Method: AuthSCRAM, Password: "pw"},
-	"empty": {Method: AuthMD5},
+	"tina":    {Method: AuthTrust},
+	"mia":     {Method: AuthMD5, Password: "pw"},
+	"hash":    {Method: AuthMD5, Password: MD5Secret("hash", "pw")},
+	"sam":     {Method: AuthSCRAM, Password: "pw"},
+	"ver":     {Method: AuthSCRAM, Password: SCRAMVerifier("pw")},
+	"md5ver":  {Method: AuthMD5, Password: SCRAMVerifier("pw")}, // md5 with a verifier runs SCRAM
+	"scrmd5":  {Method: AuthSCRAM, Password: MD5Secret("scrmd5", "pw")},
+	"empty":   {Method: AuthMD5},
+	"refused": {Method: AuthReject},
 }
 
 // feed gives h the bytes one at a time (every split a client's writes can
@@ -219,12 +229,11 @@ func TestHandshakeHandsOverToAccept(t *testing.T) {
 		answer string // what Handshake sends before handing over
 		replay []byte
 	}{
-		"SCRAM user":          {quick(hsUsers), packet(protocol30, params("user", "sam")...), "", packet(protocol30, params("user", "sam")...)},
 		"unknown user":        {quick(hsUsers), packet(protocol30, params("user", "nobody")...), "", packet(protocol30, params("user", "nobody")...)},
 		"empty md5 secret":    {quick(hsUsers), packet(protocol30, params("user", "empty")...), "", packet(protocol30, params("user", "empty")...)},
 		"no QuickCredentials": {noQuick, packet(protocol30, params("user", "tina")...), "", packet(protocol30, params("user", "tina")...)},
 		"SSLRequest with TLS": {tlsCfg, packet(codeSSLRequest), "", packet(codeSSLRequest)},
-		"after GSSENCRequest": {quick(hsUsers), append(packet(codeGSSENCRequest), packet(protocol30, params("user", "sam")...)...), "N", packet(protocol30, params("user", "sam")...)},
+		"after GSSENCRequest": {quick(hsUsers), append(packet(codeGSSENCRequest), packet(protocol30, params("user", "nobody")...)...), "N", packet(protocol30, params("user", "nobody")...)},
 		"protocol 2":          {quick(hsUsers), packet(2<<16, params("user", "tina")...), "", packet(2<<16, params("user", "tina")...)},
 		"bad length":          {quick(hsUsers), []byte{0, 0, 0, 3, 0, 0, 0, 0}, "", []byte{0, 0, 0, 3, 0, 0, 0, 0}},
 		"direct TLS":          {tlsCfg, []byte{0x16, 3, 1, 0, 5}, "", []byte{0x16, 3, 1, 0, 5}},
@@ -253,4 +262,77 @@ func TestHandshakeHandsOverToAccept(t *testing.T) {
 		t.Fatalf("Accept after the hand-over: %+v, %v", cl, err)
 	}
 	a.Close()
+}
+
+// scramClient computes the client's side of SCRAM-SHA-256 for Handshake.
+func scramClient(t *testing.T, password, clientBare, serverFirst string) (final []byte, serverSig string) {
+	t.Helper()
+	var nonce, salt string
+	iter := 0
+	for _, a := range strings.Split(serverFirst, ",") {
+		switch {
+		case strings.HasPrefix(a, "r="):
+			nonce = a[2:]
+		case strings.HasPrefix(a, "s="):
+			salt = a[2:]
+		case strings.HasPrefix(a, "i="):
+			iter, _ = strconv.Atoi(a[2:])
+		}
+	}
+	rawSalt, _ := base64.StdEncoding.DecodeString(salt)
+	salted, err := pbkdf2.Key(sha256.New, password, rawSalt, iter, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := func(key []byte, msg string) []byte {
+		h := hmac.New(sha256.New, key)
+		h.Write([]byte(msg))
+		return h.Sum(nil)
+	}
+	clientKey := mac(salted, "Client Key")
+	stored := sha256.Sum256(clientKey)
+	withoutProof := "c=biws,r=" + nonce
+	auth := clientBare + "," + serverFirst + "," + withoutProof
+	proof := mac(stored[:], auth)
+	for i := range proof {
+		proof[i] ^= clientKey[i]
+	}
+	final, _ = (&pgproto3.SASLResponse{Data: []byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof))}).Encode(nil)
+	return final, "v=" + base64.StdEncoding.EncodeToString(mac(mac(salted, "Server Key"), auth))
+}
+
+func TestHandshakeSCRAM(t *testing.T) {
+	first, _ := (&pgproto3.SASLInitialResponse{AuthMechanism: "SCRAM-SHA-256", Data: []byte("n,,n=,r=abc")}).Encode(nil)
+	for _, tc := range []struct {
+		user, password string
+		ok             bool
+	}{
+		{"sam", "pw", true}, {"ver", "pw", true}, {"md5ver", "pw", true},
+		{"sam", "wrong", false}, {"ver", "wrong", false},
+		{"scrmd5", "pw", false}, // an md5 secret cannot serve SCRAM: the exchange runs, then 28P01
+	} {
+		h := NewHandshake(quick(hsUsers))
+		out, step := feed(t, h, packet(protocol30, params("user", tc.user)...))
+		if sasl, ok := backend(t, out)[0].(*pgproto3.AuthenticationSASL); step != StepMore || !ok || sasl.AuthMechanisms[0] != "SCRAM-SHA-256" {
+			t.Fatalf("%s: step %d, %q", tc.user, step, out)
+		}
+		out, step = feed(t, h, first)
+		cont, ok := backend(t, out)[0].(*pgproto3.AuthenticationSASLContinue)
+		if step != StepMore || !ok {
+			t.Fatalf("%s: after the first message: step %d, %q", tc.user, step, out)
+		}
+		final, wantSig := scramClient(t, tc.password, "n=,r=abc", string(cont.Data))
+		out, step = feed(t, h, final)
+		if !tc.ok {
+			if e, _ := backend(t, out)[0].(*pgproto3.ErrorResponse); step != StepFail || !IsAuthFailure(h.Err()) || e == nil ||
+				e.Message != `password authentication failed for user "`+tc.user+`"` {
+				t.Fatalf("%s with %q: step %d, %q, %v", tc.user, tc.password, step, out, h.Err())
+			}
+			continue
+		}
+		fin, ok := backend(t, out)[0].(*pgproto3.AuthenticationSASLFinal)
+		if step != StepDone || !ok || string(fin.Data) != wantSig {
+			t.Fatalf("%s: step %d, %q; want StepDone and %s", tc.user, step, out, wantSig)
+		}
+	}
 }

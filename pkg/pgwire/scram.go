@@ -177,80 +177,117 @@ func mockSecret(user string) *scramSecret {
 	return &scramSecret{iterations: scramIterations, salt: salt, storedKey: key, serverKey: key}
 }
 
-// authSCRAM runs the SASL exchange. stored is the plaintext or a verifier.
-// An unknown user, or a secret SCRAM cannot use, gets a mock exchange that
-// fails at the end like a wrong password.
+// authSCRAM runs a SCRAM-SHA-256 exchange on c (scramExchange's steps
+// with blocking reads). stored is a verifier or the plaintext; an unknown
+// user gets the same exchange with a mock secret.
 func authSCRAM(c io.ReadWriter, user, stored string, known bool) error {
-	var sec *scramSecret
-	var doomed error
+	x := newSCRAMExchange(user, stored, known)
+	if _, err := c.Write(x.start(nil)); err != nil {
+		return err
+	}
+	for _, step := range []func([]byte, []byte) ([]byte, *Error){x.first, x.final} {
+		body, err := readAuth(c)
+		if err != nil {
+			return err
+		}
+		out, e := step(nil, body)
+		if e != nil {
+			return reply(c, e)
+		}
+		if _, err := c.Write(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scramExchange is one SCRAM-SHA-256 exchange, message by message, so
+// that authSCRAM (blocking reads) and Handshake (fed bytes) share it.
+type scramExchange struct {
+	user        string
+	sec         *scramSecret
+	doomed      error // the exchange runs to its end, then fails with this
+	cf          clientFirst
+	serverFirst string
+	fullNonce   string
+}
+
+func newSCRAMExchange(user, stored string, known bool) *scramExchange {
+	x := &scramExchange{user: user}
 	switch {
 	case !known:
-		doomed = ErrUnknownUser
+		x.doomed = ErrUnknownUser
 	case isSCRAMVerifier(stored):
 		s, err := parseSCRAMVerifier(stored)
 		if err != nil {
-			doomed = fmt.Errorf("%w: %v", errNoSecret, err)
+			x.doomed = fmt.Errorf("%w: %v", errNoSecret, err)
 		}
-		sec = s
+		x.sec = s
 	case isMD5Secret(stored):
-		doomed = errNoSecret
+		x.doomed = errNoSecret
 	case stored == "":
-		doomed = errEmptyPassword
+		x.doomed = errEmptyPassword
 	default:
-		sec = plaintextSecret(user, stored)
+		x.sec = plaintextSecret(user, stored)
 	}
-	if sec == nil {
-		sec = mockSecret(user)
+	if x.sec == nil {
+		x.sec = mockSecret(user)
 	}
+	return x
+}
 
-	if err := send(c, &pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}}); err != nil {
-		return err
-	}
-	body, err := readAuth(c)
-	if err != nil {
-		return err
-	}
+// start appends AuthenticationSASL to dst.
+func (x *scramExchange) start(dst []byte) []byte {
+	out, _ := (&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}}).Encode(dst)
+	return out
+}
+
+// first answers the SASLInitialResponse body with SASLContinue (the
+// server-first-message), appended to dst; or the refusal to send.
+func (x *scramExchange) first(dst, body []byte) ([]byte, *Error) {
 	mech, first, err := parseSASLInitial(body)
 	if err != nil {
-		return reply(c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid SASL initial response", Err: err})
+		return nil, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid SASL initial response", Err: err}
 	}
 	if mech != scramMechanism {
-		return reply(c, fatal(CodeProtocolViolation, "client selected an invalid SASL authentication mechanism"))
+		return nil, fatal(CodeProtocolViolation, "client selected an invalid SASL authentication mechanism")
 	}
 	cf, e := parseClientFirst(first)
 	if e != nil {
-		return reply(c, e)
+		return nil, e
 	}
-
+	x.cf = cf
 	nonce := make([]byte, scramNonceLen)
 	rand.Read(nonce)
-	fullNonce := cf.nonce + base64.StdEncoding.EncodeToString(nonce)
-	serverFirst := fmt.Sprintf("r=%s,s=%s,i=%d", fullNonce, base64.StdEncoding.EncodeToString(sec.salt), sec.iterations)
-	if err := send(c, &pgproto3.AuthenticationSASLContinue{Data: []byte(serverFirst)}); err != nil {
-		return err
-	}
+	x.fullNonce = cf.nonce + base64.StdEncoding.EncodeToString(nonce)
+	x.serverFirst = fmt.Sprintf("r=%s,s=%s,i=%d", x.fullNonce, base64.StdEncoding.EncodeToString(x.sec.salt), x.sec.iterations)
+	out, _ := (&pgproto3.AuthenticationSASLContinue{Data: []byte(x.serverFirst)}).Encode(dst)
+	return out, nil
+}
 
-	body, err = readAuth(c)
-	if err != nil {
-		return err
-	}
-	final, e := parseClientFinal(string(body), cf.gs2Header, fullNonce)
+// final checks the SASLResponse body (the client-final-message) and
+// answers SASLFinal, appended to dst; or the refusal to send (28P01 for
+// a wrong proof or a doomed exchange).
+func (x *scramExchange) final(dst, body []byte) ([]byte, *Error) {
+	final, e := parseClientFinal(string(body), x.cf.gs2Header, x.fullNonce)
 	if e != nil {
-		return reply(c, e)
+		return nil, e
 	}
-	authMessage := cf.bare + "," + serverFirst + "," + final.withoutProof
-	clientSig := hmacSHA256(sec.storedKey, authMessage)
+	authMessage := x.cf.bare + "," + x.serverFirst + "," + final.withoutProof
+	clientSig := hmacSHA256(x.sec.storedKey, authMessage)
 	clientKey := make([]byte, sha256.Size)
 	subtle.XORBytes(clientKey, final.proof, clientSig)
 	got := sha256.Sum256(clientKey)
-	if subtle.ConstantTimeCompare(got[:], sec.storedKey) != 1 || doomed != nil {
-		if doomed == nil {
-			doomed = errWrongPassword
+	if subtle.ConstantTimeCompare(got[:], x.sec.storedKey) != 1 || x.doomed != nil {
+		cause := x.doomed
+		if cause == nil {
+			cause = errWrongPassword
 		}
-		return authFailed(c, user, doomed)
+		return nil, passwordFailed(x.user, cause)
 	}
-	serverSig := hmacSHA256(sec.serverKey, authMessage)
-	return send(c, &pgproto3.AuthenticationSASLFinal{Data: []byte("v=" + base64.StdEncoding.EncodeToString(serverSig))})
+	serverSig := hmacSHA256(x.sec.serverKey, authMessage)
+	out, _ := (&pgproto3.AuthenticationSASLFinal{Data: []byte("v=" + base64.StdEncoding.EncodeToString(serverSig))}).Encode(dst)
+	return out, nil
 }
 
 // parseSASLInitial splits a SASLInitialResponse body: the mechanism name,

@@ -152,17 +152,27 @@ func TestEventLoopAccept(t *testing.T) {
 		t.Fatalf("after the cancel: %d %v", one, err)
 	}
 
-	// SCRAM is Accept's: the loop hands the startup packet over to it,
-	// and the session then parks on the loop as a goroutine's does.
-	users = map[string]pgwire.Credential{"postgres": {Method: pgwire.AuthSCRAM, Password: "secret"}}
-	r2 := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true, users: users})
-	conn2 := connect(t, fmt.Sprintf("postgres://postgres:secret@%s/postgres?sslmode=prefer", r2.addr))
+	// SCRAM on the loop too.
+	scram := map[string]pgwire.Credential{"postgres": {Method: pgwire.AuthSCRAM, Password: "secret"}}
+	r2 := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true, users: scram})
+	w0, e0 = r2.LoopSessions()
+	out = pgbench(t, fmt.Sprintf("postgres://postgres:secret@%s/bench?sslmode=prefer", r2.addr), "-n", "-S", "-C", "-c", "2", "-j", "2", "-t", "20")
+	// The first ones find no idle server and are welcomed by goroutines.
+	if w, e := r2.LoopSessions(); w-w0 < 30 || e-e0 < 30 {
+		t.Fatalf("SCRAM, 40 one-transaction connections: %d welcomed and %d ended on the loop", w-w0, e-e0)
+	}
+
+	// A user the auth file does not have goes to Accept on a goroutine
+	// (the auth query's way), replayed from its startup packet; the
+	// session then parks on the loop as a goroutine's does.
+	r3 := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true, users: map[string]pgwire.Credential{}, lookedUp: scram})
+	conn3 := connect(t, fmt.Sprintf("postgres://postgres:secret@%s/postgres?sslmode=prefer", r3.addr))
 	for i := range 20 {
-		if err := conn2.QueryRow(ctx, "select $1::int", i).Scan(&one); err != nil || one != i {
-			t.Fatalf("SCRAM client, query %d: %d %v", i, one, err)
+		if err := conn3.QueryRow(ctx, "select $1::int", i).Scan(&one); err != nil || one != i {
+			t.Fatalf("looked-up user, query %d: %d %v", i, one, err)
 		}
 	}
-	if w, _ := r2.LoopSessions(); w != 0 || r2.LoopTransactions() < 20 {
-		t.Fatalf("SCRAM client: %d sessions welcomed on the loop (want 0), %d answers relayed there (want 20 or more)", w, r2.LoopTransactions())
+	if w, _ := r3.LoopSessions(); w != 0 || r3.LoopTransactions() < 20 {
+		t.Fatalf("looked-up user: %d sessions welcomed on the loop (want 0), %d answers relayed there (want 20 or more)", w, r3.LoopTransactions())
 	}
 }

@@ -51,6 +51,7 @@ type cfg struct {
 	maxClients int
 	loop       bool                         // serve on an event loop (also when QPROUTER_EVENT_LOOP=1)
 	users      map[string]pgwire.Credential // nil: trust everyone
+	lookedUp   map[string]pgwire.Credential // users only Credentials knows, as through an auth query
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -76,6 +77,9 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 				return pgwire.Credential{Method: pgwire.AuthTrust}, nil
 			}
 			if c, ok := o.users[user]; ok {
+				return c, nil
+			}
+			if c, ok := o.lookedUp[user]; ok {
 				return c, nil
 			}
 			return pgwire.Credential{}, pgwire.ErrUnknownUser

@@ -73,6 +73,7 @@ func TestBouncerConfig(t *testing.T) {
 		PoolSize: 4, MinIdle: 1, MaxClients: 200, AcquireTimeout: 15 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxLifetime: 30 * time.Minute, HealthCheckAfter: 10 * time.Second, ResetQuery: "DISCARD ALL",
 		AuthFile: filepath.Join(dir, "userlist.txt"), PreparedPerServer: 256, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
+		EventLoop: true,
 	}
 	if cfg != want {
 		t.Errorf("config:\n got %+v\nwant %+v", cfg, want)
@@ -109,6 +110,37 @@ func TestBouncerConfig(t *testing.T) {
 	write(t, toml, fmt.Sprintf("pgbouncer_ini = %q\n", ini))
 	if cfg, _, _, _, err = parse([]string{"--config", toml}, io.Discard, io.Discard); err != nil || cfg.PoolSize != 4 {
 		t.Errorf("pgbouncer_ini in --config: %v %+v", err, cfg)
+	}
+}
+
+// The event loop is on unless a flag, the environment or the config file
+// turns it off.
+func TestEventLoopDefault(t *testing.T) {
+	toml := filepath.Join(t.TempDir(), "qprouter.toml")
+	write(t, toml, "event_loop = false\n")
+	t.Setenv("QPROUTER_SERVER_URL", "postgres://127.0.0.1:5432/")
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want bool
+	}{
+		{nil, "", true},
+		{[]string{"--no-event-loop"}, "", false},
+		{nil, "false", false},
+		{nil, "0", false},
+		{[]string{"--config", toml}, "", false},
+		{[]string{"--config", toml, "--event-loop"}, "", true},
+		{[]string{"--config", toml}, "true", true},
+	} {
+		if tc.env != "" {
+			t.Setenv("QPROUTER_EVENT_LOOP", tc.env)
+		} else {
+			os.Unsetenv("QPROUTER_EVENT_LOOP")
+		}
+		cfg, _, _, _, err := parse(tc.args, io.Discard, io.Discard)
+		if err != nil || cfg.EventLoop != tc.want {
+			t.Errorf("%v with QPROUTER_EVENT_LOOP=%q: event loop %v, %v; want %v", tc.args, tc.env, cfg.EventLoop, err, tc.want)
+		}
 	}
 }
 

@@ -60,7 +60,8 @@ func TestNpmClients(t *testing.T) {
 	// queue for the two that are left. Transaction mode: 2 servers for up
 	// to 6 pooled connections and 8 clients, once with room for every
 	// prepared statement and once with 4 per server, so they are evicted
-	// and parsed again all the time; and on the event loop.
+	// and parsed again all the time (all three on the event loop, the
+	// default); and with goroutines only.
 	for _, m := range []struct {
 		name, mode string
 		size, max  int
@@ -69,7 +70,7 @@ func TestNpmClients(t *testing.T) {
 		{"session", "session", 3, 2, nil},
 		{"transaction", "transaction", 2, 6, nil},
 		{"transaction-lru4", "transaction", 2, 6, []string{"--prepared-per-server", "4"}},
-		{"transaction-event-loop", "transaction", 2, 6, []string{"--event-loop"}},
+		{"transaction-goroutines", "transaction", 2, 6, []string{"--no-event-loop"}},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			url, stop := startRouter(t, c.URL(), append([]string{"--pool-mode", m.mode, "--pool-size", strconv.Itoa(m.size)}, m.args...)...)

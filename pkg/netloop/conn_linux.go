@@ -23,6 +23,13 @@ type Handler interface {
 	Ready(c *Conn)
 }
 
+// Panicker is a Handler that wants to know when its Ready panicked: the
+// loop recovers the panic and calls Panicked on the loop thread, and the
+// handler should give the connection up.
+type Panicker interface {
+	Panicked(c *Conn, v any)
+}
+
 // Conn is a socket adopted by a Loop. Goroutines use it as a net.Conn:
 // Read and Write wait for readiness and honour deadlines. While it has a
 // Handler (SetHandler, on the loop thread) it is the loop's: Read returns
@@ -115,7 +122,7 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		}
 	}
 	if c.handler != nil {
-		c.handler.Ready(c)
+		c.ready(c.handler)
 		return
 	}
 	if in {
@@ -124,6 +131,30 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		default:
 		}
 	}
+}
+
+// ready runs h.Ready and recovers its panic: one connection's bug must
+// not end the process. A Panicker is told (and closes c if it panics
+// too); another handler's connection is closed.
+func (c *Conn) ready(h Handler) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		p, ok := h.(Panicker)
+		if !ok {
+			c.Close()
+			return
+		}
+		defer func() {
+			if recover() != nil {
+				c.Close()
+			}
+		}()
+		p.Panicked(c, v)
+	}()
+	h.Ready(c)
 }
 
 func (c *Conn) sys(trap uintptr, p []byte) (int, syscall.Errno) {

@@ -194,3 +194,64 @@ func TestMoveTo(t *testing.T) {
 		t.Fatalf("handler read %q", all)
 	}
 }
+
+// panicky panics in Ready; as a Panicker it reports the panic.
+type panicky struct{ told chan any }
+
+func (p *panicky) Ready(c *Conn) {
+	var b [8]byte
+	if n, _ := c.Read(b[:]); n > 0 {
+		panic("bad byte " + string(b[:n]))
+	}
+}
+
+type panicker struct{ panicky }
+
+func (p *panicker) Panicked(c *Conn, v any) { p.told <- v }
+
+// A handler's panic and a posted function's panic are recovered: the
+// Panicker is told, another handler's connection is closed, OnPanic gets
+// a task's, and the loop goes on serving its other connections.
+func TestPanicsRecovered(t *testing.T) {
+	l := newLoop(t)
+	tasks := make(chan any, 1)
+	l.OnPanic(func(v any) { tasks <- v })
+
+	c1, peer1 := pair(t, l)
+	p := &panicker{panicky{told: make(chan any, 1)}}
+	set := make(chan bool)
+	l.Post(func() { c1.SetHandler(p); set <- true })
+	<-set // the byte's edge then comes to the handler
+	peer1.Write([]byte("x"))
+	select {
+	case v := <-p.told:
+		if v != "bad byte x" {
+			t.Fatalf("Panicked got %v", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Panicked not called")
+	}
+
+	c2, peer2 := pair(t, l)
+	l.Post(func() { c2.SetHandler(&panicky{}); set <- true })
+	<-set
+	peer2.Write([]byte("y"))
+	peer2.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := peer2.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Fatalf("a plain handler's panic: its connection read %d, %v; want it closed", n, err)
+	}
+
+	l.Post(func() { panic("task") })
+	if v := <-tasks; v != "task" {
+		t.Fatalf("OnPanic got %v", v)
+	}
+
+	// Still serving.
+	c3, peer3 := pair(t, l)
+	r := &recorder{c: c3, got: make(chan []byte, 16)}
+	l.Post(func() { c3.SetHandler(r); r.Ready(c3) })
+	peer3.Write([]byte("ok"))
+	if b := <-r.got; string(b) != "ok" {
+		t.Fatalf("after the panics the loop read %q", b)
+	}
+}

@@ -30,8 +30,9 @@ type Loop struct {
 	posted atomic.Bool // a wake-up is pending on efd
 	closed bool
 
-	thread atomic.Int64 // the loop thread's id, for OnLoop
-	done   chan struct{}
+	thread  atomic.Int64 // the loop thread's id, for OnLoop
+	onPanic atomic.Pointer[func(any)]
+	done    chan struct{}
 }
 
 // New starts a loop.
@@ -151,7 +152,7 @@ func (l *Loop) run(started chan<- struct{}) {
 			closed := l.closed
 			l.mu.Unlock()
 			for i, f := range tasks {
-				f()
+				l.runTask(f)
 				tasks[i] = nil
 			}
 			if closed {
@@ -163,6 +164,29 @@ func (l *Loop) run(started chan<- struct{}) {
 			}
 		}
 	}
+}
+
+// runTask runs a posted function; a panic in it is recovered and given
+// to the OnPanic function, so that the loop and the process go on.
+func (l *Loop) runTask(f func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			if h := l.onPanic.Load(); h != nil {
+				(*h)(v)
+			}
+		}
+	}()
+	f()
+}
+
+// OnPanic sets the function told of a posted function's panic (Post),
+// which the loop recovers; nil: none.
+func (l *Loop) OnPanic(f func(v any)) {
+	if f == nil {
+		l.onPanic.Store(nil)
+		return
+	}
+	l.onPanic.Store(&f)
 }
 
 // Adopter returns a function that adopts each socket it is given into

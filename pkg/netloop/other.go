@@ -16,6 +16,9 @@ type Conn struct{ net.Conn }
 // Handler takes a socket's readiness on the loop thread.
 type Handler interface{ Ready(c *Conn) }
 
+// Panicker is a Handler told of its Ready's panic.
+type Panicker interface{ Panicked(c *Conn, v any) }
+
 // ErrWouldBlock is what Read returns to the loop when the socket is empty.
 var ErrWouldBlock = errors.New("netloop: would block")
 
@@ -25,6 +28,7 @@ func New() (*Loop, error) { return nil, errors.New("netloop: Linux only") }
 func (l *Loop) Close()                          {}
 func (l *Loop) OnLoop() bool                    { return false }
 func (l *Loop) Post(f func())                   {}
+func (l *Loop) OnPanic(f func(v any))           {}
 func (l *Loop) Adopt(c net.Conn) (*Conn, error) { return nil, errors.New("netloop: Linux only") }
 func (l *Loop) AdoptFD(fd int, laddr, raddr net.Addr) (*Conn, error) {
 	return nil, errors.New("netloop: Linux only")

@@ -69,6 +69,35 @@ type serverSide struct{ s *session }
 func (h clientSide) Ready(*netloop.Conn) { h.s.onClientReady() }
 func (h serverSide) Ready(*netloop.Conn) { h.s.onServerReady() }
 
+func (h clientSide) Panicked(_ *netloop.Conn, v any) { h.s.loopPanicked(v) }
+func (h serverSide) Panicked(_ *netloop.Conn, v any) { h.s.loopPanicked(v) }
+
+// onLoop runs f, posted to the loop for the session, recovering its
+// panic as the loop does for the handlers.
+func (s *session) onLoop(f func()) func() {
+	return func() {
+		defer func() {
+			if v := recover(); v != nil {
+				s.loopPanicked(v)
+			}
+		}()
+		f()
+	}
+}
+
+// loopPanicked ends a session whose code panicked on the loop thread, as
+// run's recover does on a goroutine: the goroutine tells the client
+// "internal error" and end discards a server left mid-answer. The loop
+// and every other session go on.
+func (s *session) loopPanicked(v any) {
+	s.p.log.Warn("proxy: session panicked on the event loop", "addr", s.addr, "panic", v)
+	if !s.lp.inLoop {
+		return // already handed back: the goroutine has it
+	}
+	s.lp.held = nil
+	s.handBack(&clientError{"XX000", "qprouter: internal error"})
+}
+
 // parkable reports whether the goroutine may hand the session to the loop:
 // transaction mode, no server, nothing buffered or under way.
 func (s *session) parkable() bool {
@@ -97,11 +126,11 @@ func (s *session) parkable() bool {
 // message the loop read and could not serve is then handled first.
 func (s *session) park() error {
 	lc := s.lp.lc
-	lc.Loop().Post(func() {
+	lc.Loop().Post(s.onLoop(func() {
 		s.lp.inLoop = true
 		lc.SetHandler(clientSide{s})
 		s.onClientReady()
-	})
+	}))
 	return s.resume(<-s.lp.back)
 }
 
@@ -292,12 +321,12 @@ func (s *session) afterBatch() bool {
 func (s *session) waitServer(pl *pool.Pool) bool {
 	loop := s.lp.lc.Loop()
 	var ch chan *pool.Conn
-	ch = pl.WaitAsync(func() { loop.Post(func() { s.onGranted(ch) }) }, s.lp.prefer)
+	ch = pl.WaitAsync(func() { loop.Post(s.onLoop(func() { s.onGranted(ch) })) }, s.lp.prefer)
 	if ch == nil {
 		return false
 	}
 	s.lp.waitCh, s.lp.waitPool, s.lp.waitStart = ch, pl, time.Now()
-	s.lp.waitTimer = time.AfterFunc(pl.Config().AcquireTimeout, func() { loop.Post(func() { s.onWaitTimeout(ch) }) })
+	s.lp.waitTimer = time.AfterFunc(pl.Config().AcquireTimeout, func() { loop.Post(s.onLoop(func() { s.onWaitTimeout(ch) })) })
 	s.mu.Lock()
 	s.waiting = true
 	s.mu.Unlock()

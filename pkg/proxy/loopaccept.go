@@ -81,6 +81,12 @@ func (l *loopListener) Close() error {
 	return nil
 }
 
+// Panicked logs a panic of Ready; the loop recovered it and the
+// listener goes on.
+func (l *loopListener) Panicked(_ *netloop.Conn, v any) {
+	l.p.log.Warn("proxy: accept panicked on the event loop", "panic", v)
+}
+
 // Ready accepts every queued connection, on the loop thread.
 func (l *loopListener) Ready(c *netloop.Conn) {
 	for !c.Closed() {
@@ -135,6 +141,14 @@ func startHandshake(p *Proxy, c *netloop.Conn) {
 	hs.timer = time.AfterFunc(timeout, func() { loop.Post(hs.expire) })
 	c.SetHandler(hs)
 	hs.Ready(c)
+}
+
+// Panicked closes a client whose handshake panicked on the loop.
+func (hs *loopHandshake) Panicked(c *netloop.Conn, v any) {
+	hs.p.log.Warn("proxy: startup panicked on the event loop", "addr", c.RemoteAddr().String(), "panic", v)
+	if !hs.over {
+		hs.fail()
+	}
 }
 
 // expire ends a handshake that outlived the startup timeout.

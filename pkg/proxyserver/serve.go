@@ -129,6 +129,8 @@ func New(opts Options) (*Server, error) {
 				s.closeLoops()
 				return nil, err
 			}
+			log := s.log
+			loop.OnPanic(func(v any) { log.Warn("event loop: a task panicked; the loop goes on", "panic", v) })
 			s.loops = append(s.loops, loop)
 		}
 		popts.Loops = s.loops

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/qpkit/qpkit/pkg/rawconn"
 )
 
 // Loop polls adopted sockets on its own edge-triggered epoll, in one
@@ -218,23 +220,8 @@ func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
 	if err != nil {
 		return nil, ErrNotSocket
 	}
-	fd := -1
-	var derr error
-	if err := rc.Control(func(s uintptr) {
-		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, s, syscall.F_DUPFD_CLOEXEC, 0)
-		if e != 0 {
-			derr = e
-			return
-		}
-		fd = int(r)
-	}); err != nil {
-		return nil, fmt.Errorf("netloop: adopt: %w", err)
-	}
-	if derr != nil {
-		return nil, fmt.Errorf("netloop: adopt: dup: %w", derr)
-	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
+	fd, err := rawconn.Dup(rc)
+	if err != nil {
 		return nil, fmt.Errorf("netloop: adopt: %w", err)
 	}
 	c.Close()

@@ -248,30 +248,37 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// cancelSleep runs pg_sleep(20) on conn and cancels it with a
+// CancelRequest on a connection of its own, which must end it with 57014.
+func cancelSleep(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	pc := conn.PgConn()
+	done := make(chan error, 1)
+	go func() {
+		_, err := pc.Exec(context.Background(), "select pg_sleep(20)").ReadAll()
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := pc.CancelRequest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "57014") {
+			t.Fatalf("cancelled query: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancel not delivered")
+	}
+}
+
 func TestCancelKeepsSession(t *testing.T) {
 	c := pgtest.Shared(t)
 	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) {
 			r := startProxy(t, c, cfg{mode: m, size: 2})
 			conn := connect(t, r.url("postgres"))
-			pc := conn.PgConn()
-			done := make(chan error, 1)
-			go func() {
-				_, err := pc.Exec(context.Background(), "select pg_sleep(20)").ReadAll()
-				done <- err
-			}()
-			time.Sleep(300 * time.Millisecond)
-			if err := pc.CancelRequest(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), "57014") {
-					t.Fatalf("cancelled query: %v", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("cancel not delivered")
-			}
+			cancelSleep(t, conn)
 			var n int
 			if err := conn.QueryRow(context.Background(), "select 8").Scan(&n); err != nil || n != 8 {
 				t.Fatalf("after cancel: %d %v", n, err)

@@ -130,24 +130,7 @@ func TestEventLoopAccept(t *testing.T) {
 		t.Fatalf("select 1: %d %v", one, err)
 	}
 	// A CancelRequest reaches the loop's listener like any connection.
-	pc := conn.PgConn()
-	done := make(chan error, 1)
-	go func() {
-		_, err := pc.Exec(ctx, "select pg_sleep(20)").ReadAll()
-		done <- err
-	}()
-	time.Sleep(300 * time.Millisecond)
-	if err := pc.CancelRequest(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "57014") {
-			t.Fatalf("cancelled query: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("cancel not delivered")
-	}
+	cancelSleep(t, conn)
 	if err := conn.QueryRow(ctx, "select 2").Scan(&one); err != nil || one != 2 {
 		t.Fatalf("after the cancel: %d %v", one, err)
 	}

@@ -160,10 +160,11 @@ func (hs *loopHandshake) expire() {
 }
 
 // end stops the handshake's timer; the connection is someone else's now.
+// hs stays its handler (doing nothing) until then, so that the loop's
+// writes to it never wait.
 func (hs *loopHandshake) end() {
 	hs.over = true
 	hs.timer.Stop()
-	hs.c.SetHandler(nil)
 }
 
 // fail closes the client.
@@ -215,6 +216,7 @@ func (hs *loopHandshake) finish(step pgwire.Step) {
 		startOnLoop(p, c, hs.h.Client(p.countClient(c)))
 	case pgwire.StepAccept:
 		hs.end()
+		c.SetHandler(nil) // the goroutine's from here
 		replay := bytes.Clone(hs.h.Replay())
 		go func() {
 			defer p.wg.Done()
@@ -246,14 +248,15 @@ func startOnLoop(p *Proxy, c *netloop.Conn, cl *pgwire.Client) {
 		p.wg.Done()
 		return
 	}
+	c.SetHandler(clientSide{s}) // idle until inLoop; writes never wait
 	if !s.loopWelcome() {
+		c.SetHandler(nil)
 		go p.runFromLoop(s, false, false, nil)
 		return
 	}
 	p.loopWelc.Add(1)
 	s.lp.free = true
 	s.lp.inLoop = true
-	c.SetHandler(clientSide{s})
 	s.onClientReady()
 }
 

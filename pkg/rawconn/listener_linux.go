@@ -121,9 +121,22 @@ func accept4(lfd int, rsa *syscall.RawSockaddrAny) (int, syscall.Errno) {
 // and close, and closes l, whose own descriptor would keep waking the
 // runtime's poller. Accept the connections with AcceptFD.
 func (l *Listener) Detach() (int, error) {
+	fd, err := Dup(l.rc)
+	if err != nil {
+		return -1, l.opError(err)
+	}
+	l.Close()
+	return fd, nil
+}
+
+// Dup returns a new non-blocking, close-on-exec descriptor for rc's
+// socket, the caller's to close: for another poller to take the socket
+// over (the original is then closed, which takes it out of the runtime's
+// poller without ending the connection).
+func Dup(rc syscall.RawConn) (int, error) {
 	fd := -1
 	var derr error
-	if err := l.rc.Control(func(s uintptr) {
+	if err := rc.Control(func(s uintptr) {
 		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, s, syscall.F_DUPFD_CLOEXEC, 0)
 		if e != 0 {
 			derr = e
@@ -131,16 +144,15 @@ func (l *Listener) Detach() (int, error) {
 		}
 		fd = int(r)
 	}); err != nil {
-		return -1, l.opError(err)
+		return -1, err
 	}
 	if derr != nil {
-		return -1, l.opError(os.NewSyscallError("fcntl", derr))
+		return -1, os.NewSyscallError("fcntl", derr)
 	}
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return -1, l.opError(os.NewSyscallError("fcntl", err))
+		return -1, os.NewSyscallError("fcntl", err)
 	}
-	l.Close()
 	return fd, nil
 }
 

@@ -3,6 +3,8 @@ package proxy_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,5 +159,34 @@ func TestEventLoopAccept(t *testing.T) {
 	}
 	if w, _ := r3.LoopSessions(); w != 0 || r3.LoopTransactions() < 20 {
 		t.Fatalf("looked-up user: %d sessions welcomed on the loop (want 0), %d answers relayed there (want 20 or more)", w, r3.LoopTransactions())
+	}
+}
+
+// TestEventLoopStartupTimeout: a client that sends nothing, or half a
+// startup packet, or stops after the md5 challenge, is closed by the loop
+// after the startup timeout, and the proxy still serves others.
+func TestEventLoopStartupTimeout(t *testing.T) {
+	c := pgtest.Shared(t)
+	users := map[string]pgwire.Credential{"postgres": {Method: pgwire.AuthMD5, Password: "secret"}}
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true, users: users, startup: 300 * time.Millisecond})
+	startup := []byte{0, 0, 0, 23, 0, 3, 0, 0, 'u', 's', 'e', 'r', 0, 'p', 'o', 's', 't', 'g', 'r', 'e', 's', 0, 0}
+	for name, send := range map[string][]byte{"nothing": nil, "half a packet": {0, 0, 0}, "no password": startup} {
+		conn, err := net.Dial("tcp", r.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.Write(send)
+		start := time.Now()
+		conn.SetReadDeadline(start.Add(10 * time.Second))
+		_, err = io.ReadAll(conn) // the md5 challenge, then the end
+		if err != nil || time.Since(start) < 250*time.Millisecond || time.Since(start) > 5*time.Second {
+			t.Errorf("%s: closed after %v, %v; want about 300 ms", name, time.Since(start), err)
+		}
+	}
+	conn := connect(t, fmt.Sprintf("postgres://postgres:secret@%s/postgres?sslmode=disable", r.addr))
+	var one int
+	if err := conn.QueryRow(context.Background(), "select 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("select 1: %d %v", one, err)
 	}
 }

@@ -52,6 +52,7 @@ type cfg struct {
 	loop       bool                         // serve on an event loop (also when QPROUTER_EVENT_LOOP=1)
 	users      map[string]pgwire.Credential // nil: trust everyone
 	lookedUp   map[string]pgwire.Credential // users only Credentials knows, as through an auth query
+	startup    time.Duration                // the startup timeout (pgwire's default when 0)
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -89,7 +90,7 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 			}
 			c, ok := o.users[user]
 			return c, ok
-		}},
+		}, StartupTimeout: o.startup},
 		Log:               log,
 		PreparedPerServer: o.lru,
 		MaxClients:        o.maxClients,

@@ -225,22 +225,18 @@ func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
 		return nil, fmt.Errorf("netloop: adopt: %w", err)
 	}
 	c.Close()
-	nc, err := l.AdoptFD(fd, c.LocalAddr(), c.RemoteAddr())
-	if err != nil {
-		syscall.Close(fd)
-		return nil, err
-	}
-	return nc, nil
+	return l.AdoptFD(fd, c.LocalAddr(), c.RemoteAddr())
 }
 
 // AdoptFD registers fd, a non-blocking socket no other poller has (one
-// accept4 just returned, say), and returns a Conn that owns it. On error
-// fd is left to the caller.
+// accept4 just returned, say), and returns a Conn that owns it. fd is
+// AdoptFD's from the call on: closed on error.
 func (l *Loop) AdoptFD(fd int, laddr, raddr net.Addr) (*Conn, error) {
 	nc := &Conn{l: l, fd: fd, laddr: laddr, raddr: raddr,
 		rready: true, // what came before adoption raised no edge here
 		rtok:   make(chan struct{}, 1), wtok: make(chan struct{}, 1), rdlc: make(chan struct{}, 1), wdlc: make(chan struct{}, 1), closing: make(chan struct{})}
 	if err := l.register(nc); err != nil {
+		syscall.Close(fd)
 		return nil, err
 	}
 	return nc, nil

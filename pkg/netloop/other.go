@@ -35,6 +35,7 @@ func (l *Loop) AdoptFD(fd int, laddr, raddr net.Addr) (*Conn, error) {
 }
 func (c *Conn) Control(f func(fd int)) error { return errors.New("netloop: Linux only") }
 func (c *Conn) SetHandler(h Handler)         {}
+func (c *Conn) MoveTo(l *Loop) error         { return errors.New("netloop: Linux only") }
 func (c *Conn) Pending() int                 { return 0 }
 func (c *Conn) Loop() *Loop                  { return nil }
 func (c *Conn) Closed() bool                 { return false }

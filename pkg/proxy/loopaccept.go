@@ -14,6 +14,7 @@ import (
 
 	"github.com/qpkit/qpkit/pkg/netloop"
 	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/rawconn"
 	"github.com/qpkit/qpkit/pkg/route"
 )
 
@@ -47,7 +48,6 @@ func (p *Proxy) serveOnLoop(ln detachable, loop *netloop.Loop) error {
 	}
 	lc, err := loop.AdoptFD(fd, ln.Addr(), nil)
 	if err != nil {
-		syscall.Close(fd)
 		return err
 	}
 	l := &loopListener{p: p, ln: ln, lc: lc, done: make(chan struct{})}
@@ -100,11 +100,10 @@ func (l *loopListener) Ready(c *netloop.Conn) {
 		case err == nil:
 		case errors.Is(err, syscall.EAGAIN):
 			return
-		case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE), errors.Is(err, syscall.ENOBUFS), errors.Is(err, syscall.ENOMEM):
-			// Out of descriptors or memory: the queue stays, and no new
-			// edge will report it; look again in 10 ms.
+		case rawconn.Exhausted(err):
+			// The queue stays, and no new edge will report it.
 			loop := c.Loop()
-			time.AfterFunc(10*time.Millisecond, func() { loop.Post(func() { l.Ready(c) }) })
+			time.AfterFunc(rawconn.ExhaustedRetry, func() { loop.Post(func() { l.Ready(c) }) })
 			return
 		default:
 			l.p.log.Warn("proxy: accept", "err", err)
@@ -112,7 +111,6 @@ func (l *loopListener) Ready(c *netloop.Conn) {
 		}
 		nc, err := c.Loop().AdoptFD(fd, laddr, raddr)
 		if err != nil {
-			syscall.Close(fd)
 			l.p.log.Warn("proxy: accept", "err", err)
 			continue
 		}
@@ -175,20 +173,15 @@ func (hs *loopHandshake) fail() {
 }
 
 // Ready feeds the client's bytes to the handshake, on the loop thread.
-func (hs *loopHandshake) Ready(c *netloop.Conn) {
+func (hs *loopHandshake) Ready(*netloop.Conn) {
 	var buf [512]byte
+	c := hs.p.countClient(hs.c)
 	for !hs.over {
 		n, err := c.Read(buf[:])
 		if n > 0 {
-			if f := hs.p.opts.OnClientBytes; f != nil {
-				f(true, n)
-			}
 			out, step := hs.h.Feed(buf[:n])
 			if len(out) > 0 {
 				c.Write(out) // never waits on the loop
-				if f := hs.p.opts.OnClientBytes; f != nil {
-					f(false, len(out))
-				}
 			}
 			if step != pgwire.StepMore {
 				hs.finish(step)
@@ -295,13 +288,7 @@ func (s *session) loopWelcome() bool {
 		s.p.opts.OnAcquire(pl.Name(), 0)
 	}
 	s.pool = pl
-	key := srv.ParamsKey()
-	if sst.statusKey != key {
-		sst.status = pgwire.AppendParameterStatuses(sst.status[:0], srv.Params)
-		sst.statusKey = key
-	}
-	s.view, s.viewKey, s.viewShared = srv.Params, key, true
-	err = s.client.WelcomeStatus(sst.status) // never waits on the loop
+	err = s.sendWelcome(srv, sst) // never waits on the loop
 	pl.Release(srv)
 	if err != nil {
 		s.lp.mustRead = true // the goroutine meets the failure reading

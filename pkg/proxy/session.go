@@ -442,14 +442,7 @@ func (s *session) welcome() error {
 		pgwire.WriteError(s.client.Conn, "FATAL", "08006", "qprouter: "+err.Error())
 		return err
 	}
-	key := srv.ParamsKey()
-	sst := srv.State.(*serverState) // syncServer set it
-	if sst.statusKey != key {
-		sst.status = pgwire.AppendParameterStatuses(sst.status[:0], srv.Params)
-		sst.statusKey = key
-	}
-	s.view, s.viewKey, s.viewShared = srv.Params, key, true
-	if err := s.client.WelcomeStatus(sst.status); err != nil {
+	if err := s.sendWelcome(srv, srv.State.(*serverState)); err != nil { // syncServer set State
 		pl.Release(srv)
 		return err
 	}
@@ -459,6 +452,19 @@ func (s *session) welcome() error {
 	}
 	s.attach(srv)
 	return nil
+}
+
+// sendWelcome sends the client srv's parameters (encoded once per server
+// parameter set, in sst), its cancel key and ReadyForQuery, and records
+// what the client was told.
+func (s *session) sendWelcome(srv *pool.Conn, sst *serverState) error {
+	key := srv.ParamsKey()
+	if sst.statusKey != key {
+		sst.status = pgwire.AppendParameterStatuses(sst.status[:0], srv.Params)
+		sst.statusKey = key
+	}
+	s.view, s.viewKey, s.viewShared = srv.Params, key, true
+	return s.client.WelcomeStatus(sst.status)
 }
 
 func sqlstateOf(err error) string {

@@ -87,10 +87,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, l.opError(err)
 		}
-		switch errno {
-		case 0:
-		case syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM:
-			time.Sleep(10 * time.Millisecond)
+		switch {
+		case errno == 0:
+		case Exhausted(errno):
+			time.Sleep(ExhaustedRetry)
 			continue
 		default:
 			return nil, l.opError(os.NewSyscallError("accept4", errno))

@@ -37,7 +37,8 @@ type Loop struct {
 	done    chan struct{}
 }
 
-// New starts a loop.
+// New starts a loop, and raises GOMAXPROCS by one until its Close: a
+// busy loop keeps its processor while it waits for the next event.
 func New() (*Loop, error) {
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
@@ -55,6 +56,7 @@ func New() (*Loop, error) {
 		syscall.Close(l.efd)
 		return nil, fmt.Errorf("netloop: epoll_ctl eventfd: %w", err)
 	}
+	addProc(1)
 	started := make(chan struct{})
 	go l.run(started)
 	<-started
@@ -72,6 +74,25 @@ func (l *Loop) Close() {
 	l.wakeLocked()
 	l.mu.Unlock()
 	<-l.done
+	addProc(-1)
+}
+
+// procs counts the running loops over the GOMAXPROCS found when the
+// first one started: a busy loop keeps its processor while it waits, so
+// each loop gets one more, and goroutines keep as many as they had.
+var procs struct {
+	sync.Mutex
+	base, loops int
+}
+
+func addProc(d int) {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.loops == 0 {
+		procs.base = runtime.GOMAXPROCS(0)
+	}
+	procs.loops += d
+	runtime.GOMAXPROCS(procs.base + procs.loops)
 }
 
 // OnLoop reports whether the caller runs on the loop thread (in a
@@ -118,18 +139,33 @@ func (l *Loop) run(started chan<- struct{}) {
 	close(started)
 	events := make([]syscall.EpollEvent, 256)
 	var tasks []func()
+	hot := false
 	for {
 		// Events already there are taken with a raw call, which keeps
-		// the thread's processor as a C event loop keeps its CPU; only
-		// when there are none does the loop block, as a system call the
-		// runtime sees, so that its processor can serve goroutines and
-		// the collector need not wait for the loop to wake.
+		// the thread's processor as a C event loop keeps its CPU. When
+		// there are none, a busy loop (hot) waits for at most hotWait
+		// with a raw call too: its processor stays its own (New added
+		// one for it), so the wake-up skips the runtime's system-call
+		// bookkeeping and its monitor's polling of a processor in a
+		// system call. A stop-the-world still reaches the loop: its
+		// preemption signal ends the wait (EINTR), and the wait is
+		// bounded anyway. After hotWait without an event the loop goes
+		// cold and blocks as a system call the runtime sees, so that an
+		// idle proxy is not woken to be preempted every 10 ms.
 		n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
 		if e == 0 && n == 0 {
-			n, _, e = syscall.Syscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), ^uintptr(0), 0, 0)
+			if hot {
+				n, _, e = syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), hotWait, 0, 0)
+				hot = e != 0 || n > 0 // EINTR: a signal, not a quiet hotWait
+			} else {
+				n, _, e = syscall.Syscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), ^uintptr(0), 0, 0)
+			}
 		}
 		if e != 0 {
 			n = 0
+		}
+		if n > 0 {
+			hot = true
 		}
 		for i := range events[:n] {
 			ev := &events[i]
@@ -259,6 +295,11 @@ func (l *Loop) register(c *Conn) error {
 	l.conns[c.id] = c
 	return nil
 }
+
+// hotWait is how long, in milliseconds, a busy loop waits for its next
+// event holding its processor; below the 10 ms after which the runtime
+// preempts a goroutine that has run without a break.
+const hotWait = 5
 
 // epollET is EPOLLET as the uint32 of EpollEvent.Events (the syscall
 // package's constant is a negative int).

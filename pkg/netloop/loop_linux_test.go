@@ -1,0 +1,95 @@
+//go:build linux
+
+package netloop
+
+import (
+	"io"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// echo writes back what it reads, on the loop thread.
+type echo struct{}
+
+func (echo) Ready(c *Conn) {
+	buf := make([]byte, 64)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			return
+		}
+		c.Write(buf[:n])
+	}
+}
+
+// A busy loop keeps its processor while it waits, so each loop adds one
+// to GOMAXPROCS while it runs: with a single processor to begin with,
+// goroutines, the collector's stops of the world and timers still run
+// beside a loop kept busy by a ping-pong, and Close gives the processor
+// back.
+func TestBusyLoopLeavesProcessors(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		l.Close()
+		t.Fatalf("GOMAXPROCS with one loop: %d, want 2", got)
+	}
+	c, peer := pair(t, l)
+	set := make(chan bool)
+	l.Post(func() { c.SetHandler(echo{}); set <- true })
+	<-set
+
+	stop := make(chan struct{})
+	pings := make(chan int, 1)
+	go func() { // keeps the loop hot: never more than 5 ms without an event
+		n := 0
+		defer func() { pings <- n }()
+		b := make([]byte, 1)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			peer.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := peer.Write(b); err != nil {
+				return
+			}
+			if _, err := io.ReadFull(peer, b); err != nil {
+				return
+			}
+			n++
+		}
+	}()
+
+	done := make(chan bool)
+	go func() {
+		for range 5 {
+			runtime.GC()
+		}
+		time.Sleep(20 * time.Millisecond)
+		x := 0
+		for i := range 10_000_000 {
+			x += i
+		}
+		done <- x > 0
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("goroutines beside the busy loop did not finish in 20 s")
+	}
+	close(stop)
+	if n := <-pings; n == 0 {
+		t.Fatal("the loop echoed nothing")
+	}
+	l.Close()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("GOMAXPROCS after Close: %d, want 1", got)
+	}
+}

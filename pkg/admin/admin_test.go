@@ -189,6 +189,9 @@ func TestMetrics(t *testing.T) {
 	s.CacheOp(CacheEvict)
 	s.AddBytes(FromClient, 100)
 	s.AddBytes(ToClient, 4000)
+	toServer := s.Bytes(ToServer)
+	toServer(7)
+	toServer(8)
 	s.SettingsReplay()
 	s.SettingsReplay()
 	s.ClientConnected()
@@ -210,6 +213,7 @@ func TestMetrics(t *testing.T) {
 		`sqp_routing_cache_operations_total{op="evict"} 1`,
 		`sqp_bytes_total{direction="from_client"} 100`,
 		`sqp_bytes_total{direction="to_client"} 4000`,
+		`sqp_bytes_total{direction="to_server"} 15`,
 		`sqp_settings_replays_total 2`,
 		`sqp_client_connections 1`,
 		`sqp_pool_connections{pool="main",state="active"} 3`,
@@ -267,6 +271,11 @@ func BenchmarkHotPath(b *testing.B) {
 	b.Run("AddBytes", func(b *testing.B) {
 		b.ReportAllocs()
 		loop(b, func() { s.AddBytes(ToClient, 100) })
+	})
+	b.Run("Bytes", func(b *testing.B) {
+		b.ReportAllocs()
+		add := s.Bytes(ToClient)
+		loop(b, func() { add(100) })
 	})
 }
 

@@ -197,6 +197,14 @@ func (s *Server) AddBytes(dir string, n int) {
 	counter(m, &m.bytesBy, dir, func() prometheus.Counter { return m.bytes.WithLabelValues(dir) }).Add(float64(n))
 }
 
+// Bytes returns AddBytes for one direction with its counter looked up
+// once: a hook called on every read and write of every socket.
+func (s *Server) Bytes(dir string) func(n int) {
+	m := s.metrics
+	c := counter(m, &m.bytesBy, dir, func() prometheus.Counter { return m.bytes.WithLabelValues(dir) })
+	return func(n int) { c.Add(float64(n)) }
+}
+
 // ClientConnected and ClientDisconnected maintain sqp_client_connections;
 // call them once each per client connection.
 func (s *Server) ClientConnected()    { s.metrics.clients.Add(1) }

@@ -115,10 +115,17 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		c.rready = true
 	}
 	if ev&(syscall.EPOLLOUT|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
-		c.drainOut()
-		select {
-		case c.wtok <- struct{}{}:
-		default:
+		if c.outLen.Load() > 0 {
+			c.drainOut()
+		}
+		// Almost every edge says writable. Only a goroutine waits for
+		// the token (a Handler's writes never wait), and it waits only
+		// after a write found the socket full, which brings another edge.
+		if c.handler == nil {
+			select {
+			case c.wtok <- struct{}{}:
+			default:
+			}
 		}
 	}
 	if c.handler != nil {

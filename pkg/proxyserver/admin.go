@@ -27,11 +27,12 @@ func (s *Server) newAdmin() *admin.Server {
 // observe points the proxy's hooks at the admin server's metrics.
 func (s *Server) observe(o *proxy.Options) {
 	adm := s.admin
+	fromClient, toClient := adm.Bytes(admin.FromClient), adm.Bytes(admin.ToClient)
 	o.OnClientBytes = func(in bool, n int) {
 		if in {
-			adm.AddBytes(admin.FromClient, n)
+			fromClient(n)
 		} else {
-			adm.AddBytes(admin.ToClient, n)
+			toClient(n)
 		}
 	}
 	o.OnQuery = func(e proxy.QueryEvent) {

@@ -96,8 +96,7 @@ func New(opts Options) (*Server, error) {
 	}
 	var connect pool.Connector
 	if adm := s.admin; adm != nil {
-		connect, err = pool.CountingConnector(c.ServerURL, s.serverPassword,
-			func(n int) { adm.AddBytes(admin.FromServer, n) }, func(n int) { adm.AddBytes(admin.ToServer, n) })
+		connect, err = pool.CountingConnector(c.ServerURL, s.serverPassword, adm.Bytes(admin.FromServer), adm.Bytes(admin.ToServer))
 	} else {
 		connect, err = pool.URLConnector(c.ServerURL, s.serverPassword)
 	}

@@ -341,7 +341,7 @@ func (c *Conn) Close() error {
 	c.fd = -1
 	c.fdmu.Unlock()
 	c.l.unwatch(c, fd)
-	err := syscall.Close(fd)
+	err := closeFD(fd)
 	if !c.l.OnLoop() {
 		c.l.Post(func() {
 			if h := c.handler; h != nil {

@@ -127,7 +127,7 @@ func (l *Loop) unwatch(c *Conn, fd int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.closed {
-		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, fd, nil)
+		epollCtl(l.ep, syscall.EPOLL_CTL_DEL, fd, nil)
 	}
 	delete(l.conns, c.id)
 }
@@ -289,10 +289,29 @@ func (l *Loop) register(c *Conn) error {
 	c.id = l.nextID
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET}
 	*(*uint64)(unsafe.Pointer(&ev.Fd)) = c.id
-	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
+	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
 		return fmt.Errorf("netloop: epoll_ctl: %w", err)
 	}
 	l.conns[c.id] = c
+	return nil
+}
+
+// epollCtl and closeFD are syscall.EpollCtl and syscall.Close as raw
+// calls: neither waits, and a new connection makes three of them on the
+// loop thread, which keeps its processor.
+func epollCtl(ep, op, fd int, ev *syscall.EpollEvent) error {
+	_, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(ep), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(ev)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func closeFD(fd int) error {
+	_, _, e := syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+	if e != 0 {
+		return e
+	}
 	return nil
 }
 

@@ -192,17 +192,18 @@ func (s *Server) SettingsReplay() { s.metrics.replays.Inc() }
 
 // AddBytes counts n bytes relayed in direction dir: FromClient, ToClient,
 // FromServer or ToServer.
-func (s *Server) AddBytes(dir string, n int) {
-	m := s.metrics
-	counter(m, &m.bytesBy, dir, func() prometheus.Counter { return m.bytes.WithLabelValues(dir) }).Add(float64(n))
-}
+func (s *Server) AddBytes(dir string, n int) { s.bytesCounter(dir).Add(float64(n)) }
 
 // Bytes returns AddBytes for one direction with its counter looked up
 // once: a hook called on every read and write of every socket.
 func (s *Server) Bytes(dir string) func(n int) {
-	m := s.metrics
-	c := counter(m, &m.bytesBy, dir, func() prometheus.Counter { return m.bytes.WithLabelValues(dir) })
+	c := s.bytesCounter(dir)
 	return func(n int) { c.Add(float64(n)) }
+}
+
+func (s *Server) bytesCounter(dir string) prometheus.Counter {
+	m := s.metrics
+	return counter(m, &m.bytesBy, dir, func() prometheus.Counter { return m.bytes.WithLabelValues(dir) })
 }
 
 // ClientConnected and ClientDisconnected maintain sqp_client_connections;

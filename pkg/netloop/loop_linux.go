@@ -152,13 +152,13 @@ func (l *Loop) run(started chan<- struct{}) {
 		// bounded anyway. After hotWait without an event the loop goes
 		// cold and blocks as a system call the runtime sees, so that an
 		// idle proxy is not woken to be preempted every 10 ms.
-		n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+		n, e := l.wait(events, 0, true)
 		if e == 0 && n == 0 {
 			if hot {
-				n, _, e = syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), hotWait, 0, 0)
+				n, e = l.wait(events, hotWait, true)
 				hot = e != 0 || n > 0 // EINTR: a signal, not a quiet hotWait
 			} else {
-				n, _, e = syscall.Syscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), ^uintptr(0), 0, 0)
+				n, e = l.wait(events, -1, false)
 			}
 		}
 		if e != 0 {
@@ -294,6 +294,21 @@ func (l *Loop) register(c *Conn) error {
 	}
 	l.conns[c.id] = c
 	return nil
+}
+
+// wait is epoll_wait for at most msec milliseconds (-1: no limit), as a
+// raw call or as a system call the runtime sees.
+func (l *Loop) wait(events []syscall.EpollEvent, msec int, raw bool) (int, syscall.Errno) {
+	// Direct calls: the pointer stays valid only in a call's own
+	// argument list.
+	var n uintptr
+	var e syscall.Errno
+	if raw {
+		n, _, e = syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+	} else {
+		n, _, e = syscall.Syscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+	}
+	return int(n), e
 }
 
 // epollCtl and closeFD are syscall.EpollCtl and syscall.Close as raw

@@ -49,12 +49,12 @@ func NewFramer(r io.Reader, maxMessage int) *Framer {
 	if !ok {
 		br = bufio.NewReaderSize(r, 16<<10)
 	}
-	return &Framer{r: br, max: maxMessage, buf: make([]byte, 0, 512)}
+	return &Framer{r: br, max: maxMessage} // buf on the first message: many sessions never frame one
 }
 
 // Next reads the next message. body is valid until the next call to Next.
 func (f *Framer) Next() (typ byte, body []byte, err error) {
-	if cap(f.buf) > keepBuffer {
+	if cap(f.buf) > keepBuffer || cap(f.buf) < 5 {
 		f.buf = make([]byte, 0, 512)
 	}
 	f.buf = f.buf[:5]

@@ -95,6 +95,7 @@ var ErrTooManyClients = errors.New("too many clients")
 // Pool is the server connections of one (database, user).
 type Pool struct {
 	Database, User string
+	name           string // Database + "/" + User, for every query's metrics
 
 	connect Connector
 	log     *slog.Logger
@@ -126,13 +127,13 @@ func New(database, user string, cfg Config, connect Connector, log *slog.Logger)
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pool{Database: database, User: user, cfg: cfg.Defaults(), connect: connect, log: log, stop: make(chan struct{})}
+	p := &Pool{Database: database, User: user, name: database + "/" + user, cfg: cfg.Defaults(), connect: connect, log: log, stop: make(chan struct{})}
 	go p.janitor()
 	return p
 }
 
 // Name is "database/user".
-func (p *Pool) Name() string { return p.Database + "/" + p.User }
+func (p *Pool) Name() string { return p.name }
 
 // Config returns the pool's settings.
 func (p *Pool) Config() Config {

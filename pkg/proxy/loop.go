@@ -43,6 +43,7 @@ type loopState struct {
 	rsock  *netloop.Conn // its socket
 	evs    []QueryEvent  // completed statements not yet observed
 	body   []byte        // a server message being decoded
+	hdr    [5]byte       // and its header (a local would escape to the heap)
 	held   *heldMessage
 	// waitCh is set while the session waits on the loop for a server
 	// (pool.WaitAsync), with the pool, the start and the timeout's timer.
@@ -566,7 +567,7 @@ func (s *session) relayOnLoop() bool {
 			srv.R.Discard(n)
 			continue
 		}
-		var hdr [5]byte
+		hdr := &s.lp.hdr
 		copy(hdr[:], msg)
 		s.lp.body = append(s.lp.body[:0], msg[5:]...)
 		body := s.lp.body

@@ -127,6 +127,7 @@ type loopHandshake struct {
 	h     *pgwire.Handshake
 	timer *time.Timer
 	over  bool
+	buf   [512]byte // what Ready reads into (a local would escape)
 }
 
 func startHandshake(p *Proxy, c *netloop.Conn) {
@@ -174,14 +175,18 @@ func (hs *loopHandshake) fail() {
 
 // Ready feeds the client's bytes to the handshake, on the loop thread.
 func (hs *loopHandshake) Ready(*netloop.Conn) {
-	var buf [512]byte
-	c := hs.p.countClient(hs.c)
+	p, c := hs.p, hs.c
 	for !hs.over {
-		n, err := c.Read(buf[:])
+		n, err := c.Read(hs.buf[:])
 		if n > 0 {
-			out, step := hs.h.Feed(buf[:n])
+			if p.countIn != nil {
+				p.countIn(n)
+			}
+			out, step := hs.h.Feed(hs.buf[:n])
 			if len(out) > 0 {
-				c.Write(out) // never waits on the loop
+				if w, _ := c.Write(out); w > 0 && p.countOut != nil { // never waits on the loop
+					p.countOut(w)
+				}
 			}
 			if step != pgwire.StepMore {
 				hs.finish(step)

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
-	"strings"
 )
 
 // cstring splits a NUL-terminated string off b; ok is false without a NUL.
@@ -86,17 +85,38 @@ func errorField(body []byte, field byte) string {
 // errorCode returns the SQLSTATE of an ErrorResponse body.
 func errorCode(body []byte) string { return errorField(body, 'C') }
 
-// tagRows returns the row count of a CommandComplete tag and its command.
-func tagRows(body []byte) (cmd string, rows int64) {
-	tag := string(bytes.TrimRight(body, "\x00"))
+// tagRows returns the row count of a CommandComplete tag and its command
+// (a slice of body: every statement has one, so nothing is copied).
+func tagRows(body []byte) (cmd []byte, rows int64) {
+	tag := bytes.TrimRight(body, "\x00")
 	cmd = tag
-	if i := strings.IndexByte(tag, ' '); i >= 0 {
+	if i := bytes.IndexByte(tag, ' '); i >= 0 {
 		cmd = tag[:i]
 	}
-	if j := strings.LastIndexByte(tag, ' '); j >= 0 {
-		if n, err := strconv.ParseInt(tag[j+1:], 10, 64); err == nil {
-			rows = n
-		}
+	if j := bytes.LastIndexByte(tag, ' '); j >= 0 {
+		rows = digits(tag[j+1:])
 	}
 	return cmd, rows
+}
+
+// digits is the value of a non-empty run of decimal digits, or 0 for
+// anything else (as strconv.ParseInt's failure was taken to mean).
+func digits(b []byte) int64 {
+	if len(b) > 18 { // may overflow: the rare slow way
+		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			return n
+		}
+		return 0
+	}
+	if len(b) == 0 {
+		return 0
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
 }

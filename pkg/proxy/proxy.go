@@ -137,7 +137,10 @@ type Proxy struct {
 	loopWelc atomic.Int64 // sessions welcomed on the event loop
 	loopEnds atomic.Int64 // sessions ended on the event loop
 	nextLoop atomic.Uint64
-	wg       sync.WaitGroup
+	// countIn and countOut report a client's bytes (OnClientBytes), made
+	// once: a client's socket would otherwise allocate two closures.
+	countIn, countOut func(n int)
+	wg                sync.WaitGroup
 
 	// Pausing: a pool is paused when it was paused by name, or when every
 	// pool is and it was not resumed by name since.
@@ -182,6 +185,10 @@ func New(opts Options) (*Proxy, error) {
 		sessions: make(map[*session]struct{}), byKey: make(map[string]*session), resumed: make(chan struct{})}
 	if p.router == nil {
 		p.router = opts.Pools
+	}
+	if f := opts.OnClientBytes; f != nil {
+		p.countIn = func(n int) { f(true, n) }
+		p.countOut = func(n int) { f(false, n) }
 	}
 	return p, nil
 }
@@ -289,8 +296,8 @@ func (p *Proxy) recoverClient(conn net.Conn) {
 
 // countClient wraps a client socket to report its bytes, when asked to.
 func (p *Proxy) countClient(c net.Conn) net.Conn {
-	if f := p.opts.OnClientBytes; f != nil {
-		return pool.CountConn(c, func(n int) { f(true, n) }, func(n int) { f(false, n) })
+	if p.countIn != nil {
+		return pool.CountConn(c, p.countIn, p.countOut)
 	}
 	return c
 }

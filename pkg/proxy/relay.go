@@ -296,11 +296,13 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			s.pop()
 		}
 	case 'C', 'I', 's':
-		var cmd string
 		var rows int64
 		if typ == 'C' {
+			var cmd []byte
 			cmd, rows = tagRows(body)
-			s.lastCmd = cmd
+			if string(cmd) != s.lastCmd { // compared without a copy
+				s.lastCmd = string(cmd)
+			}
 		}
 		if head != nil && head.kind == kQuery {
 			head.rows += rows
@@ -380,8 +382,19 @@ func paramStatus(body []byte) (name, value string, ok bool) {
 func (s *session) pop() {
 	s.queue[0] = entry{}
 	s.queue = s.queue[1:]
+}
+
+// push adds an answer to expect. Popping moves queue's start forward, so
+// an emptied queue starts again at the front of its array (qmem), not
+// in a new one: a statement allocates nothing here.
+func (s *session) push(e entry) {
 	if len(s.queue) == 0 {
-		s.queue = s.queue[:0:0]
+		s.queue = s.qmem[:0]
+	}
+	q := s.queue
+	s.queue = append(s.queue, e)
+	if len(q) == 0 || cap(s.queue) != cap(q) { // s.queue is new or at its array's front
+		s.qmem = s.queue[:0]
 	}
 }
 
@@ -452,11 +465,13 @@ func (s *session) event(e *entry, rows int64, code string) *QueryEvent {
 	if s.p.opts.OnQuery == nil {
 		return nil
 	}
-	name := s.db + "/" + s.user
+	name := s.poolName
 	if s.srv != nil {
 		name = s.srv.Pool().Name()
 	}
-	return &QueryEvent{SQL: e.sql, Duration: time.Since(e.start), Rows: rows, SQLState: code, Pool: name, Prepared: e.named}
+	// Both callers of onServer copy the event before the next message.
+	s.ev = QueryEvent{SQL: e.sql, Duration: time.Since(e.start), Rows: rows, SQLState: code, Pool: name, Prepared: e.named}
+	return &s.ev
 }
 
 // flushClient sends the client what is buffered for it; on failure the

@@ -113,7 +113,8 @@ type session struct {
 	srv       *pool.Conn
 	sst       *serverState
 	queue     []entry
-	skipping  bool // the server skips to Sync after an error
+	qmem      []entry // queue's backing array from its start, reused once queue is empty
+	skipping  bool    // the server skips to Sync after an error
 	pinned    bool
 	txStatus  byte
 	waiting   bool
@@ -143,6 +144,8 @@ type session struct {
 	failed        bool    // an error since the last ReadyForQuery
 	serverFatal   bool    // the server sent a FATAL (or PANIC): its own last word
 	lastCmd       string
+	poolName      string            // db/user: the pool's name before there is a server
+	ev            QueryEvent        // what event returns a pointer to: no allocation per statement
 	varsKey       string            // vars.key(), kept current with vars
 	startKey      string            // vars.key() of the startup settings alone
 	view          map[string]string // parameter values as the client knows them
@@ -188,6 +191,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 	if s.db == "" {
 		s.db = s.user
 	}
+	s.poolName = s.db + "/" + s.user
 	// PostgreSQL applies the options first, then the other parameters.
 	for k, v := range optionSettings(cl.Startup.Params["options"]) {
 		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
@@ -837,7 +841,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !ok {
 			return out, bad
 		}
-		s.queue = append(s.queue, entry{kind: kQuery, sql: sql, start: now})
+		s.push(entry{kind: kQuery, sql: sql, start: now})
 		if !s.rename {
 			return append(out, raw...), nil
 		}
@@ -849,7 +853,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				e := s.queue[len(s.queue)-1]
 				s.queue = s.queue[:len(s.queue)-1]
 				out = s.ensure(out, st)
-				s.queue = append(s.queue, e)
+				s.push(e)
 				delete(s.stmts, name)
 				s.sst.stmts.Remove(st.server)
 				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
@@ -858,11 +862,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.noteSQL(sql)
 		return append(out, raw...), nil
 	case 'F':
-		s.queue = append(s.queue, entry{kind: kQuery, sql: "<function call>", start: now})
+		s.push(entry{kind: kQuery, sql: "<function call>", start: now})
 		return append(out, raw...), nil
 	case 'S':
 		s.skipping = false
-		s.queue = append(s.queue, entry{kind: kSync})
+		s.push(entry{kind: kSync})
 		return append(out, raw...), nil
 	case 'H':
 		if n := len(s.queue); n == 0 || s.queue[n-1].kind == kSync || s.queue[n-1].kind == kQuery {
@@ -899,7 +903,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			s.pinned = true
 		}
 		if !s.rename || name == "" {
-			s.queue = append(s.queue, entry{kind: kParse, unnamed: name == ""})
+			s.push(entry{kind: kParse, unnamed: name == ""})
 			return append(out, raw...), nil
 		}
 		if old := s.stmts[name]; old != nil {
@@ -907,7 +911,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			// refuse its own name for the statement, reported under the
 			// client's.
 			out = s.ensure(out, old)
-			s.queue = append(s.queue, entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name})
+			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name})
 			return appendParse(out, old.server, query, params), nil
 		}
 		st := newStmt(name, query, params)
@@ -915,14 +919,14 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.stmts[name] = st
 		if _, ok := s.sst.stmts.Get(st.server); ok {
 			s.cacheOp("hit")
-			s.queue = append(s.queue, entry{kind: kClose, action: asParseComplete})
+			s.push(entry{kind: kClose, action: asParseComplete})
 			return appendClose(out, 'S', dummyClose), nil
 		}
 		s.cacheOp("miss")
 		out = s.makeRoom(out)
 		out = s.closeFirst(out, st.server)
 		s.sst.stmts.Add(st.server, struct{}{})
-		s.queue = append(s.queue, entry{kind: kParse, stmt: st})
+		s.push(entry{kind: kParse, stmt: st})
 		return appendParse(out, st.server, query, params), nil
 	case 'B':
 		portalName, rest, ok := cstring(body)
@@ -941,11 +945,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
 		}
 		if !s.rename || name == "" || st == nil {
-			s.queue = append(s.queue, entry{kind: kBind})
+			s.push(entry{kind: kBind})
 			return append(out, raw...), nil
 		}
 		out = s.ensure(out, st)
-		s.queue = append(s.queue, entry{kind: kBind})
+		s.push(entry{kind: kBind})
 		return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
 	case 'D':
 		if len(body) < 2 {
@@ -960,11 +964,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			out = s.ensureUnnamed(out)
 		}
 		if !s.rename || body[0] != 'S' || name == "" || st == nil {
-			s.queue = append(s.queue, entry{kind: kDescribe})
+			s.push(entry{kind: kDescribe})
 			return append(out, raw...), nil
 		}
 		out = s.ensure(out, st)
-		s.queue = append(s.queue, entry{kind: kDescribe})
+		s.push(entry{kind: kDescribe})
 		return appendMsg(out, 'D', []byte{'S'}, []byte(st.server), nul), nil
 	case 'E':
 		name, _, ok := cstring(body)
@@ -975,7 +979,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if len(pt.ops) > 0 {
 			s.pending = append(s.pending, pt.ops...)
 		}
-		s.queue = append(s.queue, entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now})
+		s.push(entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now})
 		return append(out, raw...), nil
 	case 'C':
 		if len(body) < 2 {
@@ -985,7 +989,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !ok {
 			return out, bad
 		}
-		s.queue = append(s.queue, entry{kind: kClose})
+		s.push(entry{kind: kClose})
 		if !s.rename || body[0] != 'S' || name == "" {
 			if body[0] == 'P' {
 				delete(s.portals, name)
@@ -1020,10 +1024,10 @@ func (s *session) ensureUnnamed(out []byte) []byte {
 	}
 	s.unnamedLive = true
 	if !s.unnamedValid {
-		s.queue = append(s.queue, entry{kind: kClose, action: swallow})
+		s.push(entry{kind: kClose, action: swallow})
 		return appendClose(out, 'S', "")
 	}
-	s.queue = append(s.queue, entry{kind: kParse, action: swallow, unnamed: true})
+	s.push(entry{kind: kParse, action: swallow, unnamed: true})
 	return appendParse(out, "", s.unnamed, s.unnamedParams)
 }
 
@@ -1038,7 +1042,7 @@ func (s *session) ensure(out []byte, st *stmt) []byte {
 	out = s.makeRoom(out)
 	out = s.closeFirst(out, st.server)
 	s.sst.stmts.Add(st.server, struct{}{})
-	s.queue = append(s.queue, entry{kind: kParse, action: swallow, stmt: st})
+	s.push(entry{kind: kParse, action: swallow, stmt: st})
 	return appendParse(out, st.server, st.query, st.params)
 }
 
@@ -1050,7 +1054,7 @@ func (s *session) closeFirst(out []byte, name string) []byte {
 	if !s.sst.unsure {
 		return out
 	}
-	s.queue = append(s.queue, entry{kind: kClose, action: swallow})
+	s.push(entry{kind: kClose, action: swallow})
 	return appendClose(out, 'S', name)
 }
 
@@ -1068,7 +1072,7 @@ func (s *session) makeRoom(out []byte) []byte {
 			break
 		}
 		s.cacheOp("evict")
-		s.queue = append(s.queue, entry{kind: kClose, action: swallow, evict: name})
+		s.push(entry{kind: kClose, action: swallow, evict: name})
 		out = appendClose(out, 'S', name)
 	}
 	return out

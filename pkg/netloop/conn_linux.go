@@ -165,14 +165,16 @@ func (c *Conn) ready(h Handler) {
 }
 
 func (c *Conn) sys(trap uintptr, p []byte) (int, syscall.Errno) {
+	// No defer: this runs for every read and write, and nothing in it panics.
 	c.fdmu.RLock()
-	defer c.fdmu.RUnlock()
 	if c.fd < 0 {
+		c.fdmu.RUnlock()
 		return 0, syscall.EBADF
 	}
 	for {
 		n, _, e := syscall.RawSyscall(trap, uintptr(c.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		if e != syscall.EINTR {
+			c.fdmu.RUnlock()
 			return int(n), e
 		}
 	}

@@ -179,13 +179,13 @@ func (hs *loopHandshake) Ready(*netloop.Conn) {
 	for !hs.over {
 		n, err := c.Read(hs.buf[:])
 		if n > 0 {
-			if p.countIn != nil {
-				p.countIn(n)
+			if f := p.opts.OnClientRead; f != nil {
+				f(n)
 			}
 			out, step := hs.h.Feed(hs.buf[:n])
 			if len(out) > 0 {
-				if w, _ := c.Write(out); w > 0 && p.countOut != nil { // never waits on the loop
-					p.countOut(w)
+				if w, _ := c.Write(out); w > 0 && p.opts.OnClientWrite != nil { // never waits on the loop
+					p.opts.OnClientWrite(w)
 				}
 			}
 			if step != pgwire.StepMore {

@@ -100,9 +100,9 @@ type Options struct {
 	// OnReplay is called for each round trip that replays a client's
 	// settings on a server connection that had other ones.
 	OnReplay func()
-	// OnClientBytes is called with the bytes of every read from (in true)
-	// and write to (in false) a client connection, TLS included.
-	OnClientBytes func(in bool, n int)
+	// OnClientRead and OnClientWrite are called with the bytes of every
+	// read from and write to a client connection, TLS included.
+	OnClientRead, OnClientWrite func(n int)
 	// OnClient is called with true when an authenticated client starts
 	// its session and with false when it ends.
 	OnClient func(connected bool)
@@ -137,10 +137,7 @@ type Proxy struct {
 	loopWelc atomic.Int64 // sessions welcomed on the event loop
 	loopEnds atomic.Int64 // sessions ended on the event loop
 	nextLoop atomic.Uint64
-	// countIn and countOut report a client's bytes (OnClientBytes), made
-	// once: a client's socket would otherwise allocate two closures.
-	countIn, countOut func(n int)
-	wg                sync.WaitGroup
+	wg       sync.WaitGroup
 
 	// Pausing: a pool is paused when it was paused by name, or when every
 	// pool is and it was not resumed by name since.
@@ -185,10 +182,6 @@ func New(opts Options) (*Proxy, error) {
 		sessions: make(map[*session]struct{}), byKey: make(map[string]*session), resumed: make(chan struct{})}
 	if p.router == nil {
 		p.router = opts.Pools
-	}
-	if f := opts.OnClientBytes; f != nil {
-		p.countIn = func(n int) { f(true, n) }
-		p.countOut = func(n int) { f(false, n) }
 	}
 	return p, nil
 }
@@ -296,8 +289,8 @@ func (p *Proxy) recoverClient(conn net.Conn) {
 
 // countClient wraps a client socket to report its bytes, when asked to.
 func (p *Proxy) countClient(c net.Conn) net.Conn {
-	if p.countIn != nil {
-		return pool.CountConn(c, p.countIn, p.countOut)
+	if p.opts.OnClientRead != nil || p.opts.OnClientWrite != nil {
+		return pool.CountConn(c, p.opts.OnClientRead, p.opts.OnClientWrite)
 	}
 	return c
 }

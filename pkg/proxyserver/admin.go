@@ -27,14 +27,7 @@ func (s *Server) newAdmin() *admin.Server {
 // observe points the proxy's hooks at the admin server's metrics.
 func (s *Server) observe(o *proxy.Options) {
 	adm := s.admin
-	fromClient, toClient := adm.Bytes(admin.FromClient), adm.Bytes(admin.ToClient)
-	o.OnClientBytes = func(in bool, n int) {
-		if in {
-			fromClient(n)
-		} else {
-			toClient(n)
-		}
-	}
+	o.OnClientRead, o.OnClientWrite = adm.Bytes(admin.FromClient), adm.Bytes(admin.ToClient)
 	o.OnQuery = func(e proxy.QueryEvent) {
 		adm.ObserveQuery(e.Pool, "primary", e.SQL, e.Duration, e.Rows, e.SQLState)
 	}

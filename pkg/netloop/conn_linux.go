@@ -5,6 +5,7 @@
 package netloop
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -61,7 +62,23 @@ type Conn struct {
 	outmu  sync.Mutex
 	out    []byte       // accepted by Write, not yet taken by the socket
 	outLen atomic.Int64 // len(out), for Pending without the lock
+
+	// With the loop's ring (writes_linux.go), under outmu: a handler's
+	// writes wait in out for the end of the round of events; sending is
+	// the batch the ring has (inflight) or, after the socket took only
+	// part of it, nothing; stalled says out waits for the socket to
+	// drain, written as without a ring (Pending counts it then).
+	batched  bool
+	sending  []byte
+	inflight bool
+	queued   bool // in the loop's flushQ
+	stalled  bool
+	slot     uint32 // the loop's index of the send in flight, +1
+	werr     error  // a send failed: later writes fail
 }
+
+// errMoveBusy is MoveTo's error for a socket with writes not yet sent.
+var errMoveBusy = errors.New("netloop: writes under way")
 
 // ErrWouldBlock is what Read returns to the loop when the socket is empty.
 var ErrWouldBlock = &wouldBlock{}
@@ -98,6 +115,12 @@ func (c *Conn) MoveTo(l *Loop) error {
 	if c.fd < 0 {
 		return net.ErrClosed
 	}
+	c.outmu.Lock()
+	busy := c.inflight || c.queued || c.stalled || len(c.out) > 0
+	c.outmu.Unlock()
+	if busy {
+		return errMoveBusy
+	}
 	old.unwatch(c, c.fd)
 	c.l = l
 	c.rready = true // the new registration reports what is there, or not
@@ -115,7 +138,7 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		c.rready = true
 	}
 	if ev&(syscall.EPOLLOUT|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
-		if c.outLen.Load() > 0 {
+		if c.outLen.Load() > 0 || c.stalled {
 			c.drainOut()
 		}
 		// Almost every edge says writable. Only a goroutine waits for
@@ -223,6 +246,22 @@ func (c *Conn) Read(p []byte) (int, error) {
 func (c *Conn) Write(p []byte) (int, error) {
 	c.outmu.Lock()
 	defer c.outmu.Unlock()
+	if c.batched {
+		if c.handler != nil {
+			return c.queue(p)
+		}
+		for c.inflight { // a goroutine writes after the ring's batch
+			c.outmu.Unlock()
+			err := c.wait(c.wtok, c.wdlc, &c.wdl)
+			c.outmu.Lock()
+			if err != nil {
+				return 0, c.opError("write", err)
+			}
+		}
+		if c.werr != nil {
+			return 0, c.werr
+		}
+	}
 	if c.handler != nil && len(c.out) > 0 {
 		c.out = append(c.out, p...)
 		c.outLen.Store(int64(len(c.out)))
@@ -283,8 +322,10 @@ func (c *Conn) writeOut() error {
 			return nil
 		}
 		c.out = c.out[:0]
+		c.stalled = false
 		return c.opError("write", os.NewSyscallError("write", e))
 	}
+	c.stalled = false
 	if cap(c.out) > 64<<10 {
 		c.out = nil
 	}
@@ -293,7 +334,7 @@ func (c *Conn) writeOut() error {
 
 func (c *Conn) drainOut() {
 	c.outmu.Lock()
-	if len(c.out) > 0 {
+	if len(c.out) > 0 && !c.inflight {
 		c.writeOut()
 	}
 	c.outmu.Unlock()
@@ -338,12 +379,33 @@ func (c *Conn) Close() error {
 		return c.opError("close", net.ErrClosed)
 	}
 	close(c.closing)
+	inflight := false
+	if c.batched {
+		// What a handler queued goes first, as a write would have; what
+		// the socket cannot take is lost, as it was without a ring.
+		c.outmu.Lock()
+		if !c.inflight && len(c.out) > 0 {
+			c.writeOut()
+		}
+		inflight = c.inflight
+		c.outmu.Unlock()
+	}
 	c.fdmu.Lock()
 	fd := c.fd
 	c.fd = -1
 	c.fdmu.Unlock()
 	c.l.unwatch(c, fd)
 	err := closeFD(fd)
+	if inflight {
+		// The ring holds the socket until its send ends: cancel it, so
+		// that a peer that reads nothing cannot keep it open.
+		l := c.l
+		l.Post(func() {
+			c.outmu.Lock()
+			defer c.outmu.Unlock()
+			l.cancelSend(c)
+		})
+	}
 	if !c.l.OnLoop() {
 		c.l.Post(func() {
 			if h := c.handler; h != nil {

@@ -22,9 +22,25 @@ type Panicker interface{ Panicked(c *Conn, v any) }
 // ErrWouldBlock is what Read returns to the loop when the socket is empty.
 var ErrWouldBlock = errors.New("netloop: would block")
 
+// ErrNoRing is NewWith's error when the kernel has no io_uring.
+var ErrNoRing = errors.New("netloop: io_uring unavailable")
+
+// Options are a loop's settings.
+type Options struct {
+	IOURing   bool
+	RingBatch int
+}
+
 // New fails off Linux.
 func New() (*Loop, error) { return nil, errors.New("netloop: Linux only") }
 
+// NewWith fails off Linux.
+func NewWith(o Options) (*Loop, error) { return New() }
+
+// Deferred is work left for the end of a loop's round of events.
+type Deferred interface{ RunDeferred() }
+
+func (l *Loop) Defer(d Deferred)                {}
 func (l *Loop) Close()                          {}
 func (l *Loop) OnLoop() bool                    { return false }
 func (l *Loop) Post(f func())                   {}

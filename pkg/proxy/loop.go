@@ -42,9 +42,14 @@ type loopState struct {
 	rsrv   *pool.Conn    // the server being relayed on the loop
 	rsock  *netloop.Conn // its socket
 	evs    []QueryEvent  // completed statements not yet observed
-	body   []byte        // a server message being decoded
-	hdr    [5]byte       // and its header (a local would escape to the heap)
-	held   *heldMessage
+	// obs are statements whose answers the loop sends at the end of its
+	// round of events; OnQuery sees them after that (RunDeferred). Loop
+	// thread only, also after a hand-back.
+	obs      []QueryEvent
+	deferred bool    // RunDeferred is due
+	body     []byte  // a server message being decoded
+	hdr      [5]byte // and its header (a local would escape to the heap)
+	held     *heldMessage
 	// waitCh is set while the session waits on the loop for a server
 	// (pool.WaitAsync), with the pool, the start and the timeout's timer.
 	waitCh    chan *pool.Conn
@@ -172,6 +177,29 @@ func (s *session) leaveLoop() {
 		s.observe(s.lp.evs)
 		s.lp.evs = s.lp.evs[:0]
 	}
+}
+
+// observeLater gives the statements just answered to OnQuery once the
+// loop has sent this round's writes (with an io_uring they wait for the
+// end of the round): the client has its answer before a slow hook runs.
+func (s *session) observeLater() {
+	if len(s.lp.evs) == 0 {
+		return
+	}
+	s.lp.obs = append(s.lp.obs, s.lp.evs...)
+	s.lp.evs = s.lp.evs[:0]
+	if !s.lp.deferred {
+		s.lp.deferred = true
+		s.lp.lc.Loop().Defer(s)
+	}
+}
+
+// RunDeferred is observeLater's second half, on the loop thread.
+func (s *session) RunDeferred() {
+	s.lp.deferred = false
+	s.observe(s.lp.obs)
+	clear(s.lp.obs)
+	s.lp.obs = s.lp.obs[:0]
 }
 
 // terminateOnLoop ends, on the loop, a session that never had a
@@ -616,16 +644,14 @@ func (s *session) relayOnLoop() bool {
 					srv.Pool().Release(srv)
 				}()
 			}
-			s.observe(s.lp.evs)
-			s.lp.evs = s.lp.evs[:0]
+			s.observeLater()
 			return true
 		}
 		s.mu.Lock()
 		idle := len(s.queue) == 0
 		keep := !s.pinned && !s.clientCopying && !s.ending && !s.p.isDraining()
 		s.mu.Unlock()
-		s.observe(s.lp.evs)
-		s.lp.evs = s.lp.evs[:0]
+		s.observeLater()
 		if !idle {
 			continue // more Syncs of a pipeline
 		}

@@ -114,7 +114,8 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 		// Two loops, so that servers also move between loops.
 		var loops []*netloop.Loop
 		for range 2 {
-			loop, err := netloop.New()
+			// QPROUTER_IO_URING=1: every write through the ring.
+			loop, err := netloop.NewWith(netloop.Options{IOURing: os.Getenv("QPROUTER_IO_URING") == "1", RingBatch: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,6 +36,7 @@ type Config struct {
 	RequireTLS        bool          `toml:"require_tls"`         // refuse clients that do not use TLS
 	PreparedPerServer int           `toml:"prepared_per_server"` // renamed prepared statements per server connection (transaction mode)
 	EventLoop         bool          `toml:"event_loop"`          // serve transaction mode's plain transactions on an event loop (experimental)
+	IOURing           bool          `toml:"io_uring"`            // the event loop's writes through an io_uring, a batch per round of events
 	Admin             string        `toml:"admin"`               // admin HTTP API and /metrics address ("": off)
 	Pprof             bool          `toml:"pprof"`               // Go's runtime profiles under /debug/pprof/ on the admin address
 	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"`    // drain time once the context ends

@@ -123,7 +123,11 @@ func New(opts Options) (*Server, error) {
 		// development machine) cost more CPU per transaction, their threads
 		// blocking about every other transaction (docs/benchmarks.md).
 		for range 1 {
-			loop, err := netloop.New()
+			loop, err := netloop.NewWith(netloop.Options{IOURing: c.IOURing})
+			if errors.Is(err, netloop.ErrNoRing) {
+				s.log.Warn("event loop: no io_uring, so a write call per write", "err", err)
+				loop, err = netloop.New()
+			}
 			if err != nil {
 				s.closeLoops()
 				return nil, err

@@ -73,7 +73,7 @@ func TestBouncerConfig(t *testing.T) {
 		PoolSize: 4, MinIdle: 1, MaxClients: 200, AcquireTimeout: 15 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxLifetime: 30 * time.Minute, HealthCheckAfter: 10 * time.Second, ResetQuery: "DISCARD ALL",
 		AuthFile: filepath.Join(dir, "userlist.txt"), PreparedPerServer: 256, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
-		EventLoop: true,
+		EventLoop: true, IOURing: true,
 	}
 	if cfg != want {
 		t.Errorf("config:\n got %+v\nwant %+v", cfg, want)
@@ -113,34 +113,43 @@ func TestBouncerConfig(t *testing.T) {
 	}
 }
 
-// The event loop is on unless a flag, the environment or the config file
-// turns it off.
+// The event loop and its io_uring are on unless a flag, the environment
+// or the config file turns them off.
 func TestEventLoopDefault(t *testing.T) {
-	toml := filepath.Join(t.TempDir(), "qprouter.toml")
-	write(t, toml, "event_loop = false\n")
 	t.Setenv("QPROUTER_SERVER_URL", "postgres://127.0.0.1:5432/")
-	for _, tc := range []struct {
-		args []string
-		env  string
-		want bool
+	for _, sw := range []struct {
+		flag, env, key string
+		get            func(proxyserver.Config) bool
 	}{
-		{nil, "", true},
-		{[]string{"--no-event-loop"}, "", false},
-		{nil, "false", false},
-		{nil, "0", false},
-		{[]string{"--config", toml}, "", false},
-		{[]string{"--config", toml, "--event-loop"}, "", true},
-		{[]string{"--config", toml}, "true", true},
+		{"event-loop", "QPROUTER_EVENT_LOOP", "event_loop", func(c proxyserver.Config) bool { return c.EventLoop }},
+		{"io-uring", "QPROUTER_IO_URING", "io_uring", func(c proxyserver.Config) bool { return c.IOURing }},
 	} {
-		if tc.env != "" {
-			t.Setenv("QPROUTER_EVENT_LOOP", tc.env)
-		} else {
-			os.Unsetenv("QPROUTER_EVENT_LOOP")
+		toml := filepath.Join(t.TempDir(), "qprouter.toml")
+		write(t, toml, sw.key+" = false\n")
+		for _, tc := range []struct {
+			args []string
+			env  string
+			want bool
+		}{
+			{nil, "", true},
+			{[]string{"--no-" + sw.flag}, "", false},
+			{nil, "false", false},
+			{nil, "0", false},
+			{[]string{"--config", toml}, "", false},
+			{[]string{"--config", toml, "--" + sw.flag}, "", true},
+			{[]string{"--config", toml}, "true", true},
+		} {
+			if tc.env != "" {
+				t.Setenv(sw.env, tc.env)
+			} else {
+				os.Unsetenv(sw.env)
+			}
+			cfg, _, _, _, err := parse(tc.args, io.Discard, io.Discard)
+			if err != nil || sw.get(cfg) != tc.want {
+				t.Errorf("%v with %s=%q: %s %v, %v; want %v", tc.args, sw.env, tc.env, sw.key, sw.get(cfg), err, tc.want)
+			}
 		}
-		cfg, _, _, _, err := parse(tc.args, io.Discard, io.Discard)
-		if err != nil || cfg.EventLoop != tc.want {
-			t.Errorf("%v with QPROUTER_EVENT_LOOP=%q: event loop %v, %v; want %v", tc.args, tc.env, cfg.EventLoop, err, tc.want)
-		}
+		os.Unsetenv(sw.env)
 	}
 }
 

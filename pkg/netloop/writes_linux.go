@@ -1,0 +1,226 @@
+//go:build linux
+
+// Batched writes: with a ring, a handler's writes wait for the end of the round of events and go out in one io_uring_enter.
+
+package netloop
+
+import (
+	"os"
+	"sync/atomic"
+	"syscall"
+)
+
+// ringID is the epoll key of the ring's descriptor (conn ids count up
+// from 1, the eventfd is 0).
+const ringID = 1<<64 - 1
+
+// cancelTag marks the user data of a cancel request, whose completion
+// needs nothing.
+const cancelTag = 1 << 63
+
+// queue keeps p for the next flush (loop thread, c has a Handler). The
+// socket takes it at the end of this round of events, together with the
+// loop's other writes.
+func (c *Conn) queue(p []byte) (int, error) {
+	if c.werr != nil {
+		return 0, c.werr
+	}
+	c.out = append(c.out, p...)
+	if c.stalled || c.inflight {
+		c.outLen.Store(int64(len(c.out) + len(c.sending)))
+	}
+	if !c.queued {
+		c.queued = true
+		c.l.flushQ = append(c.l.flushQ, c)
+	}
+	return len(p), nil
+}
+
+// flush hands every queued write to the ring and submits them in one
+// system call. A socket's descriptor stays read-locked from its SQE to
+// the submit, so that a Close meanwhile cannot let the number be reused
+// under it.
+func (l *Loop) flush() {
+	r := l.ring
+	q := l.flushQ
+	l.flushQ, l.flushQ2 = l.flushQ2[:0], nil // sent may queue more meanwhile
+	if len(q) < l.ringMin && r.tail == atomic.LoadUint32(r.sqHead) {
+		// One socket to write to: a write call costs less than a ring
+		// submission of one send (one client, say).
+		c := q[0]
+		q[0] = nil
+		l.flushQ2 = q[:0]
+		c.outmu.Lock()
+		c.queued = false
+		if !c.inflight && !c.stalled && len(c.out) > 0 {
+			c.stalled = true // until writeOut finds the socket took it all
+			if err := c.writeOut(); err != nil {
+				c.werr = err
+			}
+		}
+		c.outmu.Unlock()
+		return
+	}
+	for i, c := range q {
+		q[i] = nil
+		c.outmu.Lock()
+		c.queued = false
+		if c.inflight || c.stalled || len(c.out) == 0 {
+			c.outmu.Unlock()
+			continue
+		}
+		c.fdmu.RLock()
+		if c.fd < 0 {
+			c.fdmu.RUnlock()
+			c.out = c.out[:0]
+			c.outmu.Unlock()
+			continue
+		}
+		s := r.next()
+		for s == nil { // the queue is full: submit what is there first
+			l.submit()
+			s = r.next()
+		}
+		if c.slot == 0 {
+			c.slot = l.takeSlot(c)
+		}
+		c.sending, c.out = c.out, c.sending[:0]
+		c.inflight = true
+		c.outLen.Store(int64(len(c.sending)))
+		prepSend(s, c.fd, c.sending, uint64(c.slot))
+		l.held = append(l.held, c)
+		c.outmu.Unlock()
+	}
+	l.flushQ2 = q[:0]
+	l.submit()
+	// Sends done by the submit itself: no handler saw them pending.
+	l.inFlush = true
+	l.reap()
+	l.inFlush = false
+}
+
+// submit submits and then lets go of the descriptors held for it.
+func (l *Loop) submit() {
+	for {
+		err := l.ring.submit()
+		if err == nil {
+			break
+		}
+		if err == syscall.EAGAIN || err == syscall.EBUSY {
+			l.reap() // room in the completion queue, then again
+			continue
+		}
+		panic(err) // the ring is broken: the loop's OnPanic reports it
+	}
+	for i, c := range l.held {
+		c.fdmu.RUnlock()
+		l.held[i] = nil
+	}
+	l.held = l.held[:0]
+}
+
+func (l *Loop) takeSlot(c *Conn) uint32 {
+	if n := len(l.free); n > 0 {
+		s := l.free[n-1]
+		l.free = l.free[:n-1]
+		l.sending[s-1] = c
+		return s
+	}
+	l.sending = append(l.sending, c)
+	return uint32(len(l.sending))
+}
+
+// reap takes the completed sends.
+func (l *Loop) reap() {
+	r := l.ring
+	head := *r.cqHead
+	for {
+		tail := atomic.LoadUint32(r.cqTail)
+		if head == tail {
+			return
+		}
+		for ; head != tail; head++ {
+			e := r.cqes[head&r.cqMask]
+			atomic.StoreUint32(r.cqHead, head+1)
+			l.sent(&e)
+		}
+	}
+}
+
+func (l *Loop) sent(e *cqe) {
+	if e.userData&cancelTag != 0 || e.userData == 0 || e.userData > uint64(len(l.sending)) {
+		return
+	}
+	c := l.sending[e.userData-1]
+	if c == nil {
+		return
+	}
+	c.outmu.Lock()
+	c.inflight = false
+	wake := !l.inFlush // a handler may have seen it pending and stopped
+	switch {
+	case e.res >= 0 && int(e.res) == len(c.sending):
+		c.sending = c.sending[:0]
+	case e.res >= 0 || e.res == -int32(syscall.EAGAIN):
+		// The socket took part of it: the rest goes before anything
+		// queued since, by write calls as the socket drains (EPOLLOUT),
+		// as without a ring. One now: if it finds the socket full, the
+		// socket owes us an edge.
+		n := max(int(e.res), 0)
+		if len(c.out) == 0 {
+			c.out = c.sending[n:] // its array is out's now
+		} else {
+			c.out = append(append(make([]byte, 0, len(c.sending)-n+len(c.out)), c.sending[n:]...), c.out...)
+		}
+		c.sending = nil
+		c.stalled = true
+		if err := c.writeOut(); err != nil {
+			c.werr = err
+		}
+		wake = wake || !c.stalled
+	default:
+		c.sending = c.sending[:0]
+		c.out = c.out[:0]
+		c.werr = c.opError("write", os.NewSyscallError("write", syscall.Errno(-e.res)))
+		wake = true
+	}
+	if cap(c.sending) > 64<<10 {
+		c.sending = nil
+	}
+	if !c.stalled {
+		c.outLen.Store(0)
+	}
+	l.sending[c.slot-1] = nil
+	l.free = append(l.free, c.slot)
+	c.slot = 0
+	if len(c.out) > 0 && !c.stalled && !c.queued && c.handler != nil {
+		c.queued = true
+		l.flushQ = append(l.flushQ, c)
+	}
+	c.outmu.Unlock()
+	if c.handler == nil {
+		select {
+		case c.wtok <- struct{}{}:
+		default:
+		}
+		return
+	}
+	if wake && !c.closed.Load() {
+		c.ready(c.handler)
+	}
+}
+
+// cancelSend asks the ring to give up c's send in flight (c is closing);
+// on the loop thread.
+func (l *Loop) cancelSend(c *Conn) {
+	if !c.inflight || c.slot == 0 {
+		return
+	}
+	s := l.ring.next()
+	for s == nil {
+		l.submit()
+		s = l.ring.next()
+	}
+	prepCancel(s, uint64(c.slot), cancelTag|uint64(c.slot))
+	l.submit()
+}

@@ -58,6 +58,7 @@ type Conn struct {
 
 	handler Handler // loop thread only
 	rready  bool    // loop thread: no read has found the socket empty since the last edge
+	ended   bool    // loop thread: an edge said the peer ended (or failed): read on to the end
 
 	outmu  sync.Mutex
 	out    []byte       // accepted by Write, not yet taken by the socket
@@ -75,6 +76,16 @@ type Conn struct {
 	stalled  bool
 	slot     uint32 // the loop's index of the send in flight, +1
 	werr     error  // a send failed: later writes fail
+
+	// With the ring (reads_linux.go): what a receive of this round read
+	// for the handler, read first by Read; its owner's (the loop's
+	// while a handler is set, a goroutine's after).
+	pre     []byte
+	rbuf    *[]byte // pre's buffer, from recvBufs
+	preEOF  bool
+	preErr  error
+	recving bool // loop thread: a receive is in this round's submit
+	recvd   bool // loop thread: this round's edge was read by a receive
 }
 
 // errMoveBusy is MoveTo's error for a socket with writes not yet sent.
@@ -130,11 +141,20 @@ func (c *Conn) MoveTo(l *Loop) error {
 func (c *Conn) event(l *Loop, ev uint32) {
 	c.evmu.Lock()
 	defer c.evmu.Unlock()
+	recvd := c.recvd
+	c.recvd = false
 	if c.l != l {
 		return // moved to another loop since the event was taken
 	}
 	in := ev&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
-	if in {
+	if in && !recvd {
+		c.rready = true
+	}
+	if ev&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+		// The end came with (or after) the bytes of this edge: a short
+		// read does not mean there is nothing more to read, and no edge
+		// will say so again.
+		c.ended = true
 		c.rready = true
 	}
 	if ev&(syscall.EPOLLOUT|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
@@ -213,13 +233,18 @@ func (c *Conn) Read(p []byte) (int, error) {
 		if c.closed.Load() {
 			return 0, c.opError("read", net.ErrClosed)
 		}
+		if c.batched {
+			if n, err, ok := c.readPre(p); ok {
+				return n, err
+			}
+		}
 		if c.handler != nil && !c.rready {
 			return 0, ErrWouldBlock // drained since the last edge: no call
 		}
 		n, e := c.sys(syscall.SYS_READ, p)
 		switch {
 		case e == 0 && n > 0:
-			if n < len(p) && c.handler != nil {
+			if n < len(p) && c.handler != nil && !c.ended {
 				c.rready = false
 			}
 			return n, nil
@@ -326,7 +351,7 @@ func (c *Conn) writeOut() error {
 		return c.opError("write", os.NewSyscallError("write", e))
 	}
 	c.stalled = false
-	if cap(c.out) > 64<<10 {
+	if cap(c.out) > keepOut {
 		c.out = nil
 	}
 	return nil

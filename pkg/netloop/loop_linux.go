@@ -36,19 +36,23 @@ type Loop struct {
 	onPanic atomic.Pointer[func(any)]
 	done    chan struct{}
 
-	// With an io_uring (Options.IOURing), a handler's writes are queued
-	// and sent together at the end of each round of events: one system
-	// call for all of them (writes.go). Loop thread only.
+	// With an io_uring (Options.IOURing), the readable sockets of a round
+	// of events are read together before their handlers run
+	// (reads_linux.go), and the handlers' writes are queued and sent
+	// together at the end of the round (writes_linux.go): a system call
+	// for each batch. Loop thread only.
 	ring    *ring
 	flushQ  []*Conn // conns with queued writes
 	flushQ2 []*Conn // flushQ's spare array
 	held    []*Conn // conns whose descriptor is read-locked until the submit
-	sending []*Conn // by slot-1: conns with a send in flight
+	sending []*Conn // by slot-1: conns with a send or receive in flight
 	free    []uint32
 	inFlush bool // reaping the sends of flush's own submit
-	ringMin int  // fewer sockets to write to than this: write calls (tests set 1)
+	ringMin int  // fewer sockets to read or write than this: plain calls (Options.RingBatch)
 
 	later []Deferred // loop thread: run after the round's writes
+
+	evConns []*Conn // loop thread: the conns of a round's events
 }
 
 // Deferred is work a handler leaves for the end of the round of events,
@@ -61,13 +65,14 @@ func (l *Loop) Defer(d Deferred) { l.later = append(l.later, d) }
 
 // Options are a loop's settings.
 type Options struct {
-	// IOURing sends a handler's writes through an io_uring, a batch per
-	// round of events, instead of a write system call each. When the
-	// kernel has no io_uring the loop says so in New's error.
+	// IOURing reads and writes handlers' sockets through an io_uring, a
+	// batch per round of events, instead of a read or write system call
+	// each. When the kernel has no io_uring, NewWith fails with
+	// ErrNoRing.
 	IOURing bool
-	// RingBatch is the fewest sockets a round must write to for its
-	// writes to go through the ring; below it they are write calls,
-	// which cost less for one socket. 0: 2.
+	// RingBatch is the fewest sockets a round must read (or write) for
+	// the ring to do it; below it they are read and write calls, which
+	// cost less for one socket. 0: 2.
 	RingBatch int
 }
 
@@ -236,19 +241,27 @@ func (l *Loop) run(started chan<- struct{}) {
 		if n > 0 {
 			hot = true
 		}
+		conns := l.evConns[:0]
 		for i := range events[:n] {
-			ev := &events[i]
-			id := *(*uint64)(unsafe.Pointer(&ev.Fd))
-			if id == 0 || id == ringID {
-				continue // the eventfd: tasks below; the ring: reaped below
+			id := *(*uint64)(unsafe.Pointer(&events[i].Fd))
+			var c *Conn
+			if id != 0 && id != ringID { // the eventfd: tasks below; the ring: reaped below
+				l.mu.Lock()
+				c = l.conns[id]
+				l.mu.Unlock()
 			}
-			l.mu.Lock()
-			c := l.conns[id]
-			l.mu.Unlock()
+			conns = append(conns, c)
+		}
+		if l.ring != nil && n > 0 {
+			l.receive(conns, events[:n])
+		}
+		for i, c := range conns {
 			if c != nil {
-				c.event(l, ev.Events)
+				c.event(l, events[i].Events)
+				conns[i] = nil
 			}
 		}
+		l.evConns = conns[:0]
 		if l.ring != nil {
 			l.reap()
 		}

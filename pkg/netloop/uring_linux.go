@@ -27,6 +27,7 @@ const (
 	iouringSetupCQSize    = 1 << 3
 
 	iouringOpSend        = 26
+	iouringOpRecv        = 27
 	iouringOpAsyncCancel = 14
 )
 
@@ -161,6 +162,18 @@ func prepSend(s *sqe, fd int, p []byte, userData uint64) {
 	s.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
 	s.len = uint32(len(p))
 	s.opFlags = syscall.MSG_NOSIGNAL
+	s.userData = userData
+}
+
+// prepRecv fills s to receive into p from fd without waiting
+// (MSG_DONTWAIT: the completion comes in the submit, -EAGAIN when there
+// was nothing).
+func prepRecv(s *sqe, fd int, p []byte, userData uint64) {
+	s.opcode = iouringOpRecv
+	s.fd = int32(fd)
+	s.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
+	s.len = uint32(len(p))
+	s.opFlags = syscall.MSG_DONTWAIT
 	s.userData = userData
 }
 

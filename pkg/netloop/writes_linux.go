@@ -14,6 +14,15 @@ import (
 // from 1, the eventfd is 0).
 const ringID = 1<<64 - 1
 
+// queueMax is how many bytes a socket's queue holds for the end of the
+// round; beyond it, Write writes.
+const queueMax = 64 << 10
+
+// keepOut is the largest write buffer a socket keeps once empty: a
+// stream of answers reuses it rather than allocate one per round (the
+// queue grows to queueMax plus a read's worth before it is written).
+const keepOut = 256 << 10
+
 // cancelTag marks the user data of a cancel request, whose completion
 // needs nothing.
 const cancelTag = 1 << 63
@@ -26,6 +35,15 @@ func (c *Conn) queue(p []byte) (int, error) {
 		return 0, c.werr
 	}
 	c.out = append(c.out, p...)
+	if len(c.out) >= queueMax && !c.inflight && !c.stalled {
+		// A long answer streams: write now, as without a ring, rather
+		// than hold it all for the end of the round (a 1M-row result
+		// would wait whole in memory).
+		c.stalled = true // until writeOut finds the socket took it all
+		if err := c.writeOut(); err != nil {
+			c.werr = err
+		}
+	}
 	if c.stalled || c.inflight {
 		c.outLen.Store(int64(len(c.out) + len(c.sending)))
 	}
@@ -130,7 +148,17 @@ func (l *Loop) takeSlot(c *Conn) uint32 {
 	return uint32(len(l.sending))
 }
 
-// reap takes the completed sends.
+// freeSlot gives c's slot back: none of its requests is in flight.
+func (l *Loop) freeSlot(c *Conn) {
+	if c.slot == 0 {
+		return
+	}
+	l.sending[c.slot-1] = nil
+	l.free = append(l.free, c.slot)
+	c.slot = 0
+}
+
+// reap takes the completed sends and receives.
 func (l *Loop) reap() {
 	r := l.ring
 	head := *r.cqHead
@@ -148,11 +176,19 @@ func (l *Loop) reap() {
 }
 
 func (l *Loop) sent(e *cqe) {
-	if e.userData&cancelTag != 0 || e.userData == 0 || e.userData > uint64(len(l.sending)) {
+	if e.userData&cancelTag != 0 {
 		return
 	}
-	c := l.sending[e.userData-1]
+	slot := e.userData &^ recvTag
+	if slot == 0 || slot > uint64(len(l.sending)) {
+		return
+	}
+	c := l.sending[slot-1]
 	if c == nil {
+		return
+	}
+	if e.userData&recvTag != 0 {
+		l.received(c, e.res)
 		return
 	}
 	c.outmu.Lock()
@@ -184,15 +220,15 @@ func (l *Loop) sent(e *cqe) {
 		c.werr = c.opError("write", os.NewSyscallError("write", syscall.Errno(-e.res)))
 		wake = true
 	}
-	if cap(c.sending) > 64<<10 {
+	if cap(c.sending) > keepOut {
 		c.sending = nil
 	}
 	if !c.stalled {
 		c.outLen.Store(0)
 	}
-	l.sending[c.slot-1] = nil
-	l.free = append(l.free, c.slot)
-	c.slot = 0
+	if !c.recving {
+		l.freeSlot(c)
+	}
 	if len(c.out) > 0 && !c.stalled && !c.queued && c.handler != nil {
 		c.queued = true
 		l.flushQ = append(l.flushQ, c)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -199,5 +200,133 @@ func TestRingManySockets(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("peer %d got %q, want %q", i, got, want)
 		}
+	}
+}
+
+// collector is a handler that keeps everything it reads, and nil at the
+// end of the stream.
+type collector struct {
+	c    *Conn
+	buf  []byte
+	done chan []byte
+}
+
+func (h *collector) Ready(c *Conn) {
+	b := make([]byte, 4096)
+	for {
+		n, err := c.Read(b)
+		h.buf = append(h.buf, b[:n]...)
+		if err == ErrWouldBlock {
+			return
+		}
+		if err != nil {
+			c.SetHandler(nil)
+			h.done <- h.buf
+			return
+		}
+	}
+}
+
+// Through a small socket buffer a ring send goes in part: the rest
+// follows as the peer reads, in order. And 300 KB sent to the loop come
+// to its handler whole through its receives (32 KiB at most each) and
+// the reads after a full one.
+func TestRingPartialSendAndLongRead(t *testing.T) {
+	l := ringLoop(t)
+	// Small buffers from before the connection, so that the window is
+	// small too.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	small := func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) {
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 4096)
+		})
+	}
+	peer, err := (&net.Dialer{Control: small}).Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	sc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.(*net.TCPConn).SetWriteBuffer(4096)
+	c, err := l.Adopt(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	out := make([]byte, 60000) // below queueMax: one ring send
+	for i := range out {
+		out[i] = byte(i * 13)
+	}
+	h := &collector{c: c, done: make(chan []byte, 1)}
+	pending := make(chan int, 1)
+	onLoop(l, func() {
+		c.SetHandler(h)
+		c.Write(out)
+		l.Post(func() { pending <- c.Pending() })
+	})
+	if p := <-pending; p == 0 {
+		t.Error("60000 bytes through a 4 KiB socket buffer: nothing pending after the send")
+	}
+	if got := readN(t, peer, len(out)); !bytes.Equal(got, out) {
+		t.Fatal("the peer's bytes differ from those written")
+	}
+	in := make([]byte, 300000)
+	for i := range in {
+		in[i] = byte(i * 7)
+	}
+	go func() {
+		peer.Write(in)
+		peer.Close()
+	}()
+	select {
+	case got := <-h.done:
+		if !bytes.Equal(got, in) {
+			t.Fatalf("the handler read %d bytes, not the %d sent (or other ones)", len(got), len(in))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler never saw the end of the stream")
+	}
+}
+
+// A long answer written in pieces during one round streams: the queue
+// for the round's end never holds more than queueMax and a piece.
+func TestRingQueueBounded(t *testing.T) {
+	l := ringLoop(t)
+	c, peer := pair(t, l)
+	const piece = 32 << 10
+	all := make([]byte, 64*piece)
+	for i := range all {
+		all[i] = byte(i * 3)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, len(all))
+		peer.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _ := io.ReadFull(peer, b)
+		got <- b[:n]
+	}()
+	most := 0
+	onLoop(l, func() {
+		c.SetHandler(&recorder{c: c, got: make(chan []byte, 16)})
+		for off := 0; off < len(all); off += piece {
+			c.Write(all[off : off+piece])
+			c.outmu.Lock()
+			most = max(most, len(c.out))
+			c.outmu.Unlock()
+		}
+	})
+	if most > queueMax+piece {
+		t.Errorf("%d bytes queued at once; at most %d expected", most, queueMax+piece)
+	}
+	if b := <-got; !bytes.Equal(b, all) {
+		t.Fatalf("the peer got %d bytes, not the %d written (or other ones)", len(b), len(all))
 	}
 }

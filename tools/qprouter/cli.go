@@ -58,7 +58,7 @@ type settings struct {
 	RequireTLS        bool          `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`
 	PreparedPerServer int           `name:"prepared-per-server" help:"Renamed prepared statements kept per server connection (transaction mode)." default:"256" env:"QPROUTER_PREPARED_PER_SERVER"`
 	EventLoop         bool          `name:"event-loop" help:"Transaction mode: accept clients and serve their plain transactions on one event loop thread, as PgBouncer does, rather than a goroutine per client (Linux; --no-event-loop for goroutines only)." default:"true" negatable:"" env:"QPROUTER_EVENT_LOOP"`
-	IOURing           bool          `name:"io-uring" help:"With the event loop: send its writes through an io_uring, all those of a round of events in one system call, instead of a write call each (Linux 5.5+; where the kernel refuses, a warning and write calls)." default:"true" negatable:"" env:"QPROUTER_IO_URING"`
+	IOURing           bool          `name:"io-uring" help:"With the event loop: make the reads of a round of events, and then its writes, through an io_uring, each in one system call, instead of a read or write call per socket (Linux 5.5+; where the kernel refuses, a warning and read and write calls)." default:"true" negatable:"" env:"QPROUTER_IO_URING"`
 	Admin             string        `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
 	Pprof             bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
 	ShutdownTimeout   time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`

@@ -5,6 +5,7 @@
 package netloop
 
 import (
+	"fmt"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -64,19 +65,20 @@ func (l *Loop) flush() {
 	l.flushQ, l.flushQ2 = l.flushQ2[:0], nil // sent may queue more meanwhile
 	if len(q) < l.ringMin && r.tail == atomic.LoadUint32(r.sqHead) {
 		// One socket to write to: a write call costs less than a ring
-		// submission of one send (one client, say).
-		c := q[0]
-		q[0] = nil
-		l.flushQ2 = q[:0]
-		c.outmu.Lock()
-		c.queued = false
-		if !c.inflight && !c.stalled && len(c.out) > 0 {
-			c.stalled = true // until writeOut finds the socket took it all
-			if err := c.writeOut(); err != nil {
-				c.werr = err
+		// submission of one send (one client, say). Or the ring failed.
+		for i, c := range q {
+			q[i] = nil
+			c.outmu.Lock()
+			c.queued = false
+			if !c.inflight && !c.stalled && len(c.out) > 0 {
+				c.stalled = true // until writeOut finds the socket took it all
+				if err := c.writeOut(); err != nil {
+					c.werr = err
+				}
 			}
+			c.outmu.Unlock()
 		}
-		c.outmu.Unlock()
+		l.flushQ2 = q[:0]
 		return
 	}
 	for i, c := range q {
@@ -119,16 +121,19 @@ func (l *Loop) flush() {
 
 // submit submits and then lets go of the descriptors held for it.
 func (l *Loop) submit() {
-	for {
+	for try := 0; ; try++ {
 		err := l.ring.submit()
 		if err == nil {
 			break
 		}
-		if err == syscall.EAGAIN || err == syscall.EBUSY {
-			l.reap() // room in the completion queue, then again
+		if (err == syscall.EAGAIN || err == syscall.EBUSY) && try < 100 {
+			// Short of memory, or of room for completions (4,096 of
+			// them): try again. Not reaping here: a completion may
+			// write to a socket whose descriptor is held.
 			continue
 		}
-		panic(err) // the ring is broken: the loop's OnPanic reports it
+		l.giveUpRing(err)
+		break
 	}
 	for i, c := range l.held {
 		c.fdmu.RUnlock()
@@ -146,6 +151,53 @@ func (l *Loop) takeSlot(c *Conn) uint32 {
 	}
 	l.sending = append(l.sending, c)
 	return uint32(len(l.sending))
+}
+
+// giveUpRing takes back the requests the kernel refused to take and
+// does them with plain calls, and so does every later round: a ring that
+// fails its submit is not trusted again. The loop's OnPanic hook hears
+// of it (qprouter logs it).
+func (l *Loop) giveUpRing(err error) {
+	r := l.ring
+	head := atomic.LoadUint32(r.sqHead)
+	for i := head; i != r.tail; i++ {
+		e := r.sqes[i&r.sqMask]
+		slot := e.userData &^ recvTag
+		if e.userData&cancelTag != 0 || slot == 0 || slot > uint64(len(l.sending)) {
+			continue
+		}
+		c := l.sending[slot-1]
+		if c == nil {
+			continue
+		}
+		if e.userData&recvTag != 0 {
+			c.recving = false
+			recvBufs.Put(c.rbuf)
+			c.rbuf = nil // the handler reads with read calls
+		} else {
+			// Back in front of the queue, which the next flush writes
+			// with write calls (descriptors are held until then).
+			c.outmu.Lock()
+			c.out = append(c.sending, c.out...)
+			c.sending = nil
+			c.inflight = false
+			c.outLen.Store(0)
+			if !c.queued {
+				c.queued = true
+				l.flushQ = append(l.flushQ, c)
+			}
+			c.outmu.Unlock()
+		}
+		if !c.inflight && !c.recving {
+			l.freeSlot(c)
+		}
+	}
+	r.tail = head
+	atomic.StoreUint32(r.sqTail, head)
+	l.ringMin = int(^uint(0) >> 1)
+	if h := l.onPanic.Load(); h != nil {
+		(*h)(fmt.Errorf("netloop: io_uring submit failed, read and write calls from now on: %w", err))
+	}
 }
 
 // freeSlot gives c's slot back: none of its requests is in flight.

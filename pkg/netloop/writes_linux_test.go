@@ -330,3 +330,52 @@ func TestRingQueueBounded(t *testing.T) {
 		t.Fatalf("the peer got %d bytes, not the %d written (or other ones)", len(b), len(all))
 	}
 }
+
+// A ring whose submit fails is given up: what it held is written and
+// read with plain calls, now and later, and the OnPanic hook hears of it.
+func TestRingGivenUp(t *testing.T) {
+	l := ringLoop(t)
+	told := make(chan any, 4)
+	l.OnPanic(func(v any) { told <- v })
+	c1, p1 := pair(t, l)
+	c2, p2 := pair(t, l)
+	h := &collector{c: c1, done: make(chan []byte, 1)}
+	var real int
+	onLoop(l, func() {
+		real = l.ring.fd
+		l.ring.fd = -1 // io_uring_enter fails: EBADF
+		c1.SetHandler(h)
+		c2.SetHandler(&recorder{c: c2, got: make(chan []byte, 16)})
+		c1.Write([]byte("to one"))
+		c2.Write([]byte("to two"))
+	})
+	t.Cleanup(func() { syscall.Close(real) })
+	if got := readN(t, p1, 6); string(got) != "to one" {
+		t.Fatalf("peer one got %q", got)
+	}
+	if got := readN(t, p2, 6); string(got) != "to two" {
+		t.Fatalf("peer two got %q", got)
+	}
+	select {
+	case v := <-told:
+		if err, ok := v.(error); !ok || !errors.Is(err, syscall.EBADF) {
+			t.Errorf("OnPanic told %v", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("OnPanic never told of the failed submit")
+	}
+	p1.Write([]byte("back"))
+	p1.Close()
+	select {
+	case got := <-h.done:
+		if string(got) != "back" {
+			t.Fatalf("handler read %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler never read the peer's bytes and end")
+	}
+	onLoop(l, func() { c2.Write([]byte("later")) })
+	if got := readN(t, p2, 5); string(got) != "later" {
+		t.Fatalf("peer two got %q later", got)
+	}
+}

@@ -157,23 +157,22 @@ func (r *ring) next() *sqe {
 // prepSend fills s to send p on fd. p must stay untouched until its
 // completion.
 func prepSend(s *sqe, fd int, p []byte, userData uint64) {
-	s.opcode = iouringOpSend
-	s.fd = int32(fd)
-	s.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
-	s.len = uint32(len(p))
-	s.opFlags = syscall.MSG_NOSIGNAL
-	s.userData = userData
+	prepIO(s, iouringOpSend, fd, p, syscall.MSG_NOSIGNAL, userData)
 }
 
 // prepRecv fills s to receive into p from fd without waiting
 // (MSG_DONTWAIT: the completion comes in the submit, -EAGAIN when there
 // was nothing).
 func prepRecv(s *sqe, fd int, p []byte, userData uint64) {
-	s.opcode = iouringOpRecv
+	prepIO(s, iouringOpRecv, fd, p, syscall.MSG_DONTWAIT, userData)
+}
+
+func prepIO(s *sqe, op uint8, fd int, p []byte, flags uint32, userData uint64) {
+	s.opcode = op
 	s.fd = int32(fd)
 	s.addr = uint64(uintptr(unsafe.Pointer(&p[0])))
 	s.len = uint32(len(p))
-	s.opFlags = syscall.MSG_DONTWAIT
+	s.opFlags = flags
 	s.userData = userData
 }
 

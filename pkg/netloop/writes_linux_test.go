@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -377,5 +378,40 @@ func TestRingGivenUp(t *testing.T) {
 	onLoop(l, func() { c2.Write([]byte("later")) })
 	if got := readN(t, p2, 5); string(got) != "later" {
 		t.Fatalf("peer two got %q later", got)
+	}
+}
+
+// The loop counts on a receive with MSG_DONTWAIT completing in its
+// submit, data or not: none is left in flight across rounds.
+func TestRecvDontWaitCompletesInSubmit(t *testing.T) {
+	r, err := newRing(8, 16)
+	if errors.Is(err, ErrNoRing) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	l := newLoop(t)
+	c, peer := pair(t, l)
+	buf := make([]byte, 16)
+	for i, want := range []int32{-int32(syscall.EAGAIN), 3} {
+		if i == 1 {
+			peer.Write([]byte("abc"))
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Control(func(fd int) { prepRecv(r.next(), fd, buf, 7) })
+		if err := r.submit(); err != nil {
+			t.Fatal(err)
+		}
+		head, tail := *r.cqHead, atomic.LoadUint32(r.cqTail)
+		if tail == head {
+			t.Fatalf("receive %d: no completion after the submit", i)
+		}
+		e := r.cqes[head&r.cqMask]
+		atomic.StoreUint32(r.cqHead, head+1)
+		if e.res != want || e.userData != 7 {
+			t.Fatalf("receive %d: res %d, user data %d; want %d, 7", i, e.res, e.userData, want)
+		}
 	}
 }

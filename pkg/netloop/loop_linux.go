@@ -53,6 +53,7 @@ type Loop struct {
 	later []Deferred // loop thread: run after the round's writes
 
 	evConns []*Conn // loop thread: the conns of a round's events
+	waits   uint64  // loop thread: epoll_wait calls, for tests
 }
 
 // Deferred is work a handler leaves for the end of the round of events,
@@ -215,25 +216,25 @@ func (l *Loop) run(started chan<- struct{}) {
 	var tasks []func()
 	hot := false
 	for {
-		// Events already there are taken with a raw call, which keeps
-		// the thread's processor as a C event loop keeps its CPU. When
-		// there are none, a busy loop (hot) waits for at most hotWait
-		// with a raw call too: its processor stays its own (New added
-		// one for it), so the wake-up skips the runtime's system-call
-		// bookkeeping and its monitor's polling of a processor in a
-		// system call. A stop-the-world still reaches the loop: its
-		// preemption signal ends the wait (EINTR), and the wait is
-		// bounded anyway. After hotWait without an event the loop goes
-		// cold and blocks as a system call the runtime sees, so that an
-		// idle proxy is not woken to be preempted every 10 ms.
-		n, e := l.wait(events, 0, true)
-		if e == 0 && n == 0 {
-			if hot {
-				n, e = l.wait(events, hotWait, true)
-				hot = e != 0 || n > 0 // EINTR: a signal, not a quiet hotWait
-			} else {
-				n, e = l.wait(events, -1, false)
-			}
+		// A busy loop (hot) waits for at most hotWait with a raw call,
+		// which keeps the thread's processor as a C event loop keeps its
+		// CPU (New added one for it): the wake-up skips the runtime's
+		// system-call bookkeeping and its monitor's polling of a
+		// processor in a system call, and events already there come
+		// back in the same call. A stop-the-world still reaches the
+		// loop: its preemption signal ends the wait (EINTR), and the
+		// wait is bounded anyway. After hotWait without an event the
+		// loop goes cold: it takes events already there with a raw
+		// call, and when there are none blocks as a system call the
+		// runtime sees, so that an idle proxy is not woken to be
+		// preempted every 10 ms.
+		var n int
+		var e syscall.Errno
+		if hot {
+			n, e = l.wait(events, hotWait, true)
+			hot = e != 0 || n > 0 // EINTR: a signal, not a quiet hotWait
+		} else if n, e = l.wait(events, 0, true); e == 0 && n == 0 {
+			n, e = l.wait(events, -1, false)
 		}
 		if e != 0 {
 			n = 0
@@ -414,6 +415,7 @@ func (l *Loop) wait(events []syscall.EpollEvent, msec int, raw bool) (int, sysca
 	// argument list.
 	var n uintptr
 	var e syscall.Errno
+	l.waits++
 	if raw {
 		n, _, e = syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
 	} else {

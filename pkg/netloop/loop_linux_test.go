@@ -93,3 +93,38 @@ func TestBusyLoopLeavesProcessors(t *testing.T) {
 		t.Fatalf("GOMAXPROCS after Close: %d, want 1", got)
 	}
 }
+
+// A busy loop makes one epoll_wait per round: an event that comes within
+// hotWait is waited for by the same call that would have found it there,
+// so a ping-pong costs about one wait per ping, not two.
+func TestHotLoopWaitsOncePerRound(t *testing.T) {
+	l := newLoop(t)
+	c, peer := pair(t, l)
+	onLoop(l, func() { c.SetHandler(echo{}) })
+	b := make([]byte, 1)
+	ping := func() {
+		if _, err := peer.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(peer, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peer.SetDeadline(time.Now().Add(10 * time.Second))
+	for range 20 { // warm: the loop is hot
+		ping()
+	}
+	var before, after uint64
+	onLoop(l, func() { before = l.waits })
+	const pings = 400
+	for range pings {
+		ping()
+	}
+	onLoop(l, func() { after = l.waits })
+	// The two onLoop posts add a round each; a ping that took longer
+	// than hotWait adds one more wait.
+	if got := after - before; got > pings*3/2 {
+		t.Errorf("%d epoll_wait calls for %d pings, want about one each", got, pings)
+	}
+	t.Logf("%d epoll_wait calls for %d pings", after-before, pings)
+}

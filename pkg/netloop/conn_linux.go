@@ -50,11 +50,9 @@ type Conn struct {
 	fdmu sync.RWMutex
 	fd   int
 
-	rtok, wtok chan struct{} // readiness tokens for a waiting goroutine
-	rdlc, wdlc chan struct{} // a read or write deadline changed
-	closing    chan struct{}
-	closed     atomic.Bool
-	rdl, wdl   atomic.Int64 // deadlines, UnixNano; 0: none
+	w        atomic.Pointer[waiters] // made when a goroutine first waits
+	closed   atomic.Bool
+	rdl, wdl atomic.Int64 // deadlines, UnixNano; 0: none
 
 	handler Handler // loop thread only
 	rready  bool    // loop thread: no read has found the socket empty since the last edge
@@ -165,9 +163,8 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		// the token (a Handler's writes never wait), and it waits only
 		// after a write found the socket full, which brings another edge.
 		if c.handler == nil {
-			select {
-			case c.wtok <- struct{}{}:
-			default:
+			if w := c.w.Load(); w != nil {
+				nudge(w.wtok)
 			}
 		}
 	}
@@ -176,9 +173,8 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		return
 	}
 	if in {
-		select {
-		case c.rtok <- struct{}{}:
-		default:
+		if w := c.w.Load(); w != nil { // else none waits yet
+			nudge(w.rtok)
 		}
 	}
 }
@@ -260,7 +256,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 			c.rready = false
 			return 0, ErrWouldBlock
 		}
-		if err := c.wait(c.rtok, c.rdlc, &c.rdl); err != nil {
+		if err := c.wait(true); err != nil {
 			return 0, c.opError("read", err)
 		}
 	}
@@ -277,7 +273,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		}
 		for c.inflight { // a goroutine writes after the ring's batch
 			c.outmu.Unlock()
-			err := c.wait(c.wtok, c.wdlc, &c.wdl)
+			err := c.wait(false)
 			c.outmu.Lock()
 			if err != nil {
 				return 0, c.opError("write", err)
@@ -298,7 +294,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		}
 		if len(c.out) > 0 {
 			c.outmu.Unlock()
-			err := c.wait(c.wtok, c.wdlc, &c.wdl)
+			err := c.wait(false)
 			c.outmu.Lock()
 			if err != nil {
 				return 0, c.opError("write", err)
@@ -325,7 +321,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 		c.outmu.Unlock()
-		err := c.wait(c.wtok, c.wdlc, &c.wdl)
+		err := c.wait(false)
 		c.outmu.Lock()
 		if err != nil {
 			return done, c.opError("write", err)
@@ -365,8 +361,54 @@ func (c *Conn) drainOut() {
 	c.outmu.Unlock()
 }
 
-// wait blocks until tok has a token, the deadline in dl passes, or c closes.
-func (c *Conn) wait(tok, changed chan struct{}, dl *atomic.Int64) error {
+// waiters is what a goroutine that uses a Conn as a net.Conn waits on.
+// It is made when one first waits: a loop's handlers never wait, and a
+// proxy's clients and servers spend their lives with a handler.
+type waiters struct {
+	rtok, wtok chan struct{} // readiness tokens
+	rdlc, wdlc chan struct{} // a read or write deadline changed
+	closing    chan struct{}
+	closeOnce  sync.Once
+}
+
+// waiting is c's waiters, made on first use. They start with both
+// tokens: an edge that came before they existed was not kept, and a
+// token too many only makes the waiter try its call once more.
+func (c *Conn) waiting() *waiters {
+	if w := c.w.Load(); w != nil {
+		return w
+	}
+	w := &waiters{rtok: make(chan struct{}, 1), wtok: make(chan struct{}, 1),
+		rdlc: make(chan struct{}, 1), wdlc: make(chan struct{}, 1), closing: make(chan struct{})}
+	w.rtok <- struct{}{}
+	w.wtok <- struct{}{}
+	if !c.w.CompareAndSwap(nil, w) {
+		return c.w.Load()
+	}
+	if c.closed.Load() { // Close ran before the waiters were there
+		w.close()
+	}
+	return w
+}
+
+func (w *waiters) close() { w.closeOnce.Do(func() { close(w.closing) }) }
+
+// nudge puts a token in ch unless it has one.
+func nudge(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// wait blocks until the read (or write) token comes, the deadline
+// passes, or c closes.
+func (c *Conn) wait(read bool) error {
+	w := c.waiting()
+	tok, changed, dl := w.wtok, w.wdlc, &c.wdl
+	if read {
+		tok, changed, dl = w.rtok, w.rdlc, &c.rdl
+	}
 	for {
 		d := dl.Load()
 		if d == 0 {
@@ -375,7 +417,7 @@ func (c *Conn) wait(tok, changed chan struct{}, dl *atomic.Int64) error {
 				return nil
 			case <-changed:
 				continue
-			case <-c.closing:
+			case <-w.closing:
 				return net.ErrClosed
 			}
 		}
@@ -390,7 +432,7 @@ func (c *Conn) wait(tok, changed chan struct{}, dl *atomic.Int64) error {
 			return nil
 		case <-changed:
 			t.Stop()
-		case <-c.closing:
+		case <-w.closing:
 			t.Stop()
 			return net.ErrClosed
 		case <-t.C:
@@ -403,7 +445,9 @@ func (c *Conn) Close() error {
 	if c.closed.Swap(true) {
 		return c.opError("close", net.ErrClosed)
 	}
-	close(c.closing)
+	if w := c.w.Load(); w != nil {
+		w.close()
+	}
 	inflight := false
 	if c.batched {
 		// What a handler queued goes first, as a write would have; what
@@ -468,10 +512,12 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return c.SetWriteDeadline(t)
 }
 
-func (c *Conn) SetReadDeadline(t time.Time) error  { return c.setDeadline(&c.rdl, c.rdlc, t) }
-func (c *Conn) SetWriteDeadline(t time.Time) error { return c.setDeadline(&c.wdl, c.wdlc, t) }
+func (c *Conn) SetReadDeadline(t time.Time) error  { return c.setDeadline(true, t) }
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.setDeadline(false, t) }
 
-func (c *Conn) setDeadline(dl *atomic.Int64, changed chan struct{}, t time.Time) error {
+// setDeadline stores the deadline and tells a waiting goroutine. One that
+// is about to wait made the waiters first, so it reads the new value.
+func (c *Conn) setDeadline(read bool, t time.Time) error {
 	if c.closed.Load() {
 		return c.opError("set deadline", net.ErrClosed)
 	}
@@ -482,10 +528,17 @@ func (c *Conn) setDeadline(dl *atomic.Int64, changed chan struct{}, t time.Time)
 			v = 1
 		}
 	}
-	dl.Store(v)
-	select {
-	case changed <- struct{}{}:
-	default:
+	if read {
+		c.rdl.Store(v)
+	} else {
+		c.wdl.Store(v)
+	}
+	if w := c.w.Load(); w != nil {
+		if read {
+			nudge(w.rdlc)
+		} else {
+			nudge(w.wdlc)
+		}
 	}
 	return nil
 }

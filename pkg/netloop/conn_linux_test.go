@@ -262,3 +262,34 @@ func TestPanicsRecovered(t *testing.T) {
 		t.Fatalf("after the panics the loop read %q", b)
 	}
 }
+
+// A socket's waiters are made when a goroutine first waits (a handler's
+// never do). An edge that came before them is not lost: they start with
+// both tokens; and a Close that came before them has closed them.
+func TestWaitersMadeLate(t *testing.T) {
+	l := newLoop(t)
+	c, peer := pair(t, l)
+	if c.w.Load() != nil {
+		t.Fatal("waiters made at adoption")
+	}
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // the edge comes and finds no waiter
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if err := c.wait(true); err != nil {
+		t.Fatalf("first wait after an edge: %v, want the token", err)
+	}
+	c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+	if err := c.wait(false); err != nil {
+		t.Fatalf("first write wait: %v, want the token", err)
+	}
+
+	c2, _ := pair(t, l)
+	c2.Close()
+	select {
+	case <-c2.waiting().closing:
+	case <-time.After(2 * time.Second):
+		t.Fatal("waiters made after Close are not closed")
+	}
+}

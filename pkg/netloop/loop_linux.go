@@ -380,8 +380,7 @@ func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
 // AdoptFD's from the call on: closed on error.
 func (l *Loop) AdoptFD(fd int, laddr, raddr net.Addr) (*Conn, error) {
 	nc := &Conn{l: l, fd: fd, laddr: laddr, raddr: raddr,
-		rready: true, // what came before adoption raised no edge here
-		rtok:   make(chan struct{}, 1), wtok: make(chan struct{}, 1), rdlc: make(chan struct{}, 1), wdlc: make(chan struct{}, 1), closing: make(chan struct{})}
+		rready: true} // what came before adoption raised no edge here
 	if err := l.register(nc); err != nil {
 		syscall.Close(fd)
 		return nil, err

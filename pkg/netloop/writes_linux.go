@@ -287,9 +287,8 @@ func (l *Loop) sent(e *cqe) {
 	}
 	c.outmu.Unlock()
 	if c.handler == nil {
-		select {
-		case c.wtok <- struct{}{}:
-		default:
+		if w := c.w.Load(); w != nil {
+			nudge(w.wtok)
 		}
 		return
 	}

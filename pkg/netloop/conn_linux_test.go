@@ -15,12 +15,19 @@ import (
 // pair returns an adopted server-side Conn and the plain client side.
 func pair(t *testing.T, l *Loop) (*Conn, net.Conn) {
 	t.Helper()
+	return pairWith(t, l, &net.Dialer{}, nil)
+}
+
+// pairWith is pair with the peer dialed by d and the accepted socket
+// given to prep (when not nil) before the loop adopts it.
+func pairWith(t *testing.T, l *Loop, d *net.Dialer, prep func(*net.TCPConn)) (*Conn, net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cl, err := net.Dial("tcp", ln.Addr().String())
+	cl, err := d.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +35,9 @@ func pair(t *testing.T, l *Loop) (*Conn, net.Conn) {
 	sc, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prep != nil {
+		prep(sc.(*net.TCPConn))
 	}
 	c, err := l.Adopt(sc)
 	if err != nil {

@@ -45,7 +45,7 @@ type Loop struct {
 	flushQ  []*Conn // conns with queued writes
 	flushQ2 []*Conn // flushQ's spare array
 	held    []*Conn // conns whose descriptor is read-locked until the submit
-	sending []*Conn // by slot-1: conns with a send or receive in flight
+	slots   []*Conn // by slot-1: conns with a send or receive in flight
 	free    []uint32
 	inFlush bool // reaping the sends of flush's own submit
 	ringMin int  // fewer sockets to read or write than this: plain calls (Options.RingBatch)

@@ -76,7 +76,7 @@ type cqe struct {
 // ring is one io_uring, used by one thread: the loop's.
 type ring struct {
 	fd             int
-	sqMem, cqMem   []byte
+	ringMem        []byte // the SQ and CQ rings: one mapping (IORING_FEAT_SINGLE_MMAP)
 	sqeMem         []byte
 	sqHead, sqTail *uint32
 	sqMask         uint32
@@ -111,7 +111,7 @@ func newRing(entries, cqEntries uint32) (*ring, error) {
 		syscall.Close(r.fd)
 		return nil, fmt.Errorf("%w: mmap: %v", ErrNoRing, err)
 	}
-	r.sqMem, r.cqMem = mem, mem // one mapping (IORING_FEAT_SINGLE_MMAP)
+	r.ringMem = mem
 	sqeMem, err := syscall.Mmap(r.fd, iouringOffSQEs, int(p.sqEntries)*int(unsafe.Sizeof(sqe{})), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_POPULATE)
 	if err != nil {
 		syscall.Munmap(mem)
@@ -138,7 +138,7 @@ func newRing(entries, cqEntries uint32) (*ring, error) {
 
 func (r *ring) close() {
 	syscall.Munmap(r.sqeMem)
-	syscall.Munmap(r.sqMem)
+	syscall.Munmap(r.ringMem)
 	syscall.Close(r.fd)
 }
 

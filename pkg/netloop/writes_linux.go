@@ -146,11 +146,11 @@ func (l *Loop) takeSlot(c *Conn) uint32 {
 	if n := len(l.free); n > 0 {
 		s := l.free[n-1]
 		l.free = l.free[:n-1]
-		l.sending[s-1] = c
+		l.slots[s-1] = c
 		return s
 	}
-	l.sending = append(l.sending, c)
-	return uint32(len(l.sending))
+	l.slots = append(l.slots, c)
+	return uint32(len(l.slots))
 }
 
 // giveUpRing takes back the requests the kernel refused to take and
@@ -163,10 +163,10 @@ func (l *Loop) giveUpRing(err error) {
 	for i := head; i != r.tail; i++ {
 		e := r.sqes[i&r.sqMask]
 		slot := e.userData &^ recvTag
-		if e.userData&cancelTag != 0 || slot == 0 || slot > uint64(len(l.sending)) {
+		if e.userData&cancelTag != 0 || slot == 0 || slot > uint64(len(l.slots)) {
 			continue
 		}
-		c := l.sending[slot-1]
+		c := l.slots[slot-1]
 		if c == nil {
 			continue
 		}
@@ -205,7 +205,7 @@ func (l *Loop) freeSlot(c *Conn) {
 	if c.slot == 0 {
 		return
 	}
-	l.sending[c.slot-1] = nil
+	l.slots[c.slot-1] = nil
 	l.free = append(l.free, c.slot)
 	c.slot = 0
 }
@@ -232,10 +232,10 @@ func (l *Loop) sent(e *cqe) {
 		return
 	}
 	slot := e.userData &^ recvTag
-	if slot == 0 || slot > uint64(len(l.sending)) {
+	if slot == 0 || slot > uint64(len(l.slots)) {
 		return
 	}
-	c := l.sending[slot-1]
+	c := l.slots[slot-1]
 	if c == nil {
 		return
 	}

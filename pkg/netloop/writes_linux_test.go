@@ -236,32 +236,13 @@ func TestRingPartialSendAndLongRead(t *testing.T) {
 	l := ringLoop(t)
 	// Small buffers from before the connection, so that the window is
 	// small too.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
 	small := func(_, _ string, rc syscall.RawConn) error {
 		return rc.Control(func(fd uintptr) {
 			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
 			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, 4096)
 		})
 	}
-	peer, err := (&net.Dialer{Control: small}).Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { peer.Close() })
-	sc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.(*net.TCPConn).SetWriteBuffer(4096)
-	c, err := l.Adopt(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, peer := pairWith(t, l, &net.Dialer{Control: small}, func(sc *net.TCPConn) { sc.SetWriteBuffer(4096) })
 	out := make([]byte, 60000) // below queueMax: one ring send
 	for i := range out {
 		out[i] = byte(i * 13)

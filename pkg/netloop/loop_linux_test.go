@@ -46,7 +46,7 @@ func TestBusyLoopLeavesProcessors(t *testing.T) {
 
 	stop := make(chan struct{})
 	pings := make(chan int, 1)
-	go func() { // keeps the loop hot: never more than 5 ms without an event
+	go func() { // keeps the loop hot: never hotWait without an event
 		n := 0
 		defer func() { pings <- n }()
 		b := make([]byte, 1)

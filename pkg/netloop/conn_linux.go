@@ -163,9 +163,7 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		// the token (a Handler's writes never wait), and it waits only
 		// after a write found the socket full, which brings another edge.
 		if c.handler == nil {
-			if w := c.w.Load(); w != nil {
-				nudge(w.wtok)
-			}
+			c.wake(false)
 		}
 	}
 	if c.handler != nil {
@@ -173,9 +171,7 @@ func (c *Conn) event(l *Loop, ev uint32) {
 		return
 	}
 	if in {
-		if w := c.w.Load(); w != nil { // else none waits yet
-			nudge(w.rtok)
-		}
+		c.wake(true)
 	}
 }
 
@@ -393,6 +389,18 @@ func (c *Conn) waiting() *waiters {
 
 func (w *waiters) close() { w.closeOnce.Do(func() { close(w.closing) }) }
 
+// wake gives a waiting goroutine the read (or write) token. None waits
+// before the waiters exist, and they start with both tokens.
+func (c *Conn) wake(read bool) {
+	if w := c.w.Load(); w != nil {
+		if read {
+			nudge(w.rtok)
+		} else {
+			nudge(w.wtok)
+		}
+	}
+}
+
 // nudge puts a token in ch unless it has one.
 func nudge(ch chan struct{}) {
 	select {
@@ -528,17 +536,17 @@ func (c *Conn) setDeadline(read bool, t time.Time) error {
 			v = 1
 		}
 	}
+	dl := &c.wdl
 	if read {
-		c.rdl.Store(v)
-	} else {
-		c.wdl.Store(v)
+		dl = &c.rdl
 	}
+	dl.Store(v)
 	if w := c.w.Load(); w != nil {
+		changed := w.wdlc
 		if read {
-			nudge(w.rdlc)
-		} else {
-			nudge(w.wdlc)
+			changed = w.rdlc
 		}
+		nudge(changed)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ package netloop
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sync/atomic"
 	"syscall"
@@ -194,7 +195,7 @@ func (l *Loop) giveUpRing(err error) {
 	}
 	r.tail = head
 	atomic.StoreUint32(r.sqTail, head)
-	l.ringMin = int(^uint(0) >> 1)
+	l.ringMin = math.MaxInt
 	if h := l.onPanic.Load(); h != nil {
 		(*h)(fmt.Errorf("netloop: io_uring submit failed, read and write calls from now on: %w", err))
 	}
@@ -287,9 +288,7 @@ func (l *Loop) sent(e *cqe) {
 	}
 	c.outmu.Unlock()
 	if c.handler == nil {
-		if w := c.w.Load(); w != nil {
-			nudge(w.wtok)
-		}
+		c.wake(false)
 		return
 	}
 	if wake && !c.closed.Load() {

@@ -57,6 +57,7 @@ type Conn struct {
 	handler Handler // loop thread only
 	rready  bool    // loop thread: no read has found the socket empty since the last edge
 	ended   bool    // loop thread: an edge said the peer ended (or failed): read on to the end
+	lowat   bool    // loop thread: in the loop's low-water sockets (SetReadLowat)
 
 	outmu  sync.Mutex
 	out    []byte       // accepted by Write, not yet taken by the socket
@@ -101,7 +102,14 @@ func (*wouldBlock) Temporary() bool { return true }
 // SetHandler gives c's readiness to h (nil: back to waiting goroutines).
 // Loop thread only. Edges that came before are not repeated: the caller
 // runs h once after setting it.
-func (c *Conn) SetHandler(h Handler) { c.handler = h }
+// It also ends a low-water mark (SetReadLowat), which is the old
+// handler's.
+func (c *Conn) SetHandler(h Handler) {
+	if c.lowat {
+		c.SetReadLowat(0)
+	}
+	c.handler = h
+}
 
 // Pending is the number of bytes Write accepted that the socket has not
 // taken yet.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/qpkit/qpkit/pkg/rawconn"
@@ -53,7 +54,13 @@ type Loop struct {
 	later []Deferred // loop thread: run after the round's writes
 
 	evConns []*Conn // loop thread: the conns of a round's events
-	waits   uint64  // loop thread: epoll_wait calls, for tests
+
+	// Sockets with a low-water mark (SetReadLowat), and when the loop
+	// next gives them a read edge of its own. Loop thread only.
+	lowat     []*Conn
+	lowatRun  []*Conn
+	lowatNext time.Time
+	waits     uint64 // loop thread: epoll_wait calls, for tests
 }
 
 // Deferred is work a handler leaves for the end of the round of events,
@@ -230,7 +237,10 @@ func (l *Loop) run(started chan<- struct{}) {
 		// preempted every 10 ms.
 		var n int
 		var e syscall.Errno
-		if hot {
+		if len(l.lowat) > 0 {
+			// A low-water socket may hold a tail no edge will report.
+			n, e = l.wait(events, int(lowatTick/time.Millisecond), true)
+		} else if hot {
 			n, e = l.wait(events, hotWait, true)
 			hot = e != 0 || n > 0 // EINTR: a signal, not a quiet hotWait
 		} else if n, e = l.wait(events, 0, true); e == 0 && n == 0 {
@@ -263,6 +273,9 @@ func (l *Loop) run(started chan<- struct{}) {
 			}
 		}
 		l.evConns = conns[:0]
+		if len(l.lowat) > 0 {
+			l.pollLowat()
+		}
 		if l.ring != nil {
 			l.reap()
 		}

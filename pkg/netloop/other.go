@@ -53,6 +53,7 @@ func (c *Conn) Control(f func(fd int)) error { return errors.New("netloop: Linux
 func (c *Conn) SetHandler(h Handler)         {}
 func (c *Conn) MoveTo(l *Loop) error         { return errors.New("netloop: Linux only") }
 func (c *Conn) Pending() int                 { return 0 }
+func (c *Conn) SetReadLowat(n int) error     { return nil }
 func (c *Conn) Loop() *Loop                  { return nil }
 func (c *Conn) Closed() bool                 { return false }
 

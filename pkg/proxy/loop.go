@@ -41,7 +41,11 @@ type loopState struct {
 	inLoop bool          // loop thread: the session is the loop's
 	rsrv   *pool.Conn    // the server being relayed on the loop
 	rsock  *netloop.Conn // its socket
-	evs    []QueryEvent  // completed statements not yet observed
+	// streamed counts the DataRow bytes of the answer being relayed;
+	// past streamAfter the server socket gets a low-water mark (lowat).
+	streamed int
+	lowat    bool
+	evs      []QueryEvent // completed statements not yet observed
 	// obs are statements whose answers the loop sends at the end of its
 	// round of events; OnQuery sees them after that (RunDeferred). Loop
 	// thread only, also after a hand-back.
@@ -167,10 +171,7 @@ func (s *session) handBack(err error) {
 
 // leaveLoop takes the session's sockets off the loop's handlers.
 func (s *session) leaveLoop() {
-	if s.lp.rsock != nil {
-		s.lp.rsock.SetHandler(nil)
-	}
-	s.lp.rsock, s.lp.rsrv = nil, nil
+	s.dropServerSock()
 	s.lp.lc.SetHandler(nil)
 	s.lp.inLoop = false
 	if len(s.lp.evs) > 0 {
@@ -556,6 +557,7 @@ func (s *session) relayOnLoop() bool {
 				return false
 			}
 			if 5+size > srv.R.Size() {
+				s.endStream()
 				s.handBack(nil) // a long message: relay passes it through
 				return false
 			}
@@ -593,6 +595,10 @@ func (s *session) relayOnLoop() bool {
 			n := sameTypeRun(buf, need, typ)
 			s.cw.Write(buf[:n])
 			srv.R.Discard(n)
+			if s.lp.streamed += n; s.lp.streamed >= streamAfter && !s.lp.lowat {
+				// A long answer: batch the server's 8 KiB writes.
+				s.lp.lowat = s.lp.rsock.SetReadLowat(streamLowat) == nil
+			}
 			continue
 		}
 		hdr := &s.lp.hdr
@@ -615,8 +621,7 @@ func (s *session) relayOnLoop() bool {
 		if typ == 'G' || typ == 'W' {
 			// COPY FROM STDIN: a server goroutine takes over, as relay does.
 			s.cw.Flush()
-			s.lp.rsock.SetHandler(nil)
-			s.lp.rsock, s.lp.rsrv = nil, nil
+			s.dropServerSock()
 			s.mu.Lock()
 			s.startReader()
 			s.mu.Unlock()
@@ -627,13 +632,13 @@ func (s *session) relayOnLoop() bool {
 			continue
 		}
 		s.p.loopTxns.Add(1)
+		s.endStream()
 		if err := s.cw.Flush(); err != nil {
 			s.failOnLoop(srv, "", false)
 			return false
 		}
 		if release {
-			s.lp.rsock.SetHandler(nil)
-			s.lp.rsock, s.lp.rsrv = nil, nil
+			s.dropServerSock()
 			if s.cmu.TryLock() {
 				s.cmu.Unlock()
 				srv.Pool().Release(srv)
@@ -669,8 +674,7 @@ func (s *session) relayOnLoop() bool {
 // failOnLoop ends the relay after a failure, as serverFailed (server
 // true) or clientFailed do, and hands the session back to end.
 func (s *session) failOnLoop(srv *pool.Conn, msg string, server bool) {
-	s.lp.rsock.SetHandler(nil)
-	s.lp.rsock, s.lp.rsrv = nil, nil
+	s.dropServerSock()
 	if server {
 		s.serverFailed(srv, msg)
 	} else {
@@ -678,3 +682,33 @@ func (s *session) failOnLoop(srv *pool.Conn, msg string, server bool) {
 	}
 	s.handBack(nil)
 }
+
+// endStream ends the count of an answer's rows and the server socket's
+// low-water mark, which must not outlive the answer: the next one may be
+// a single short row, and the server goes back to the pool.
+func (s *session) endStream() {
+	s.lp.streamed = 0
+	if s.lp.lowat {
+		s.lp.lowat = false
+		s.lp.rsock.SetReadLowat(0)
+	}
+}
+
+// dropServerSock takes the relayed server's socket off the loop.
+func (s *session) dropServerSock() {
+	if s.lp.rsock != nil {
+		s.endStream()
+		s.lp.rsock.SetHandler(nil)
+	}
+	s.lp.rsock, s.lp.rsrv = nil, nil
+}
+
+// A relayed answer past streamAfter bytes of rows has its server socket
+// wake the loop once per streamLowat bytes (netloop's SetReadLowat):
+// PostgreSQL writes 8 KiB at a time, and a wake-up per write was most of
+// the loop's time on a long answer. Short answers never get the mark,
+// whose tail waits up to a millisecond for the loop's tick.
+const (
+	streamAfter = 256 << 10
+	streamLowat = 64 << 10
+)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/proxy"
 )
 
 // Rows of every size around the relay's 32 KiB read buffer, many small
@@ -80,5 +81,54 @@ func TestRowsNotHeldWhileServerWorks(t *testing.T) {
 		if first > time.Second {
 			t.Errorf("%v: the first row came after %v, behind the server's 2 s pause", m, first)
 		}
+	}
+}
+
+// A long answer on the event loop gets a low-water mark on its server
+// socket (one wake-up per 64 KiB instead of per 8 KiB write), and the
+// rows short of the mark still come at once: here 550 kB of rows, then
+// the query sleeps for 2 s; the 4,900 rows that PostgreSQL sends before
+// the pause (it holds back the last part of a send buffer) must be there
+// well before it ends. The next answers, short ones on the same server
+// (pool size 1), must come too.
+func TestLongAnswerTailNotHeld(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: true})
+	conn := connect(t, r.url("postgres"))
+	const q = `select repeat('x', 100) from generate_series(1, 5000)
+		union all select pg_sleep(2)::text`
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		before := r.LoopTransactions()
+		start := time.Now()
+		rows, err := conn.Query(ctx, q, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for n < 4900 && rows.Next() {
+			n++
+		}
+		took := time.Since(start)
+		for rows.Next() {
+			n++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || n != 5001 {
+			t.Fatalf("%v: %d rows, %v", mode, n, err)
+		}
+		if took > time.Second {
+			t.Errorf("%v: the 4,900 rows before the pause took %v", mode, took)
+		}
+		if r.LoopTransactions() == before {
+			t.Errorf("%v: the loop did not relay the long answer", mode)
+		}
+		for i := range 20 {
+			var got int
+			if err := conn.QueryRow(ctx, "select $1::int", mode, i).Scan(&got); err != nil || got != i {
+				t.Fatalf("%v: short query %d after the long answer: %d %v", mode, i, got, err)
+			}
+		}
+		cancel()
 	}
 }

@@ -706,9 +706,10 @@ func (s *session) dropServerSock() {
 // A relayed answer past streamAfter bytes of rows has its server socket
 // wake the loop once per streamLowat bytes (netloop's SetReadLowat):
 // PostgreSQL writes 8 KiB at a time, and a wake-up per write was most of
-// the loop's time on a long answer. Short answers never get the mark,
-// whose tail waits up to a millisecond for the loop's tick.
+// the loop's time on a long answer. The answer's tail then waits up to a
+// millisecond for the loop's tick, so answers under 1 MiB (8 ms or less
+// through the proxy here) never get the mark.
 const (
-	streamAfter = 256 << 10
+	streamAfter = 1 << 20
 	streamLowat = 64 << 10
 )

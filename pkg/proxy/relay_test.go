@@ -86,16 +86,16 @@ func TestRowsNotHeldWhileServerWorks(t *testing.T) {
 
 // A long answer on the event loop gets a low-water mark on its server
 // socket (one wake-up per 64 KiB instead of per 8 KiB write), and the
-// rows short of the mark still come at once: here 550 kB of rows, then
-// the query sleeps for 2 s; the 4,900 rows that PostgreSQL sends before
-// the pause (it holds back the last part of a send buffer) must be there
-// well before it ends. The next answers, short ones on the same server
+// rows short of the mark still come at once: here 1.6 MB of rows, then
+// the query sleeps for 2 s; the 14,800 rows that PostgreSQL sends before
+// the pause (it holds back the last part of a send buffer, 73 rows at
+// most) must be there well before it ends. The next answers, short ones on the same server
 // (pool size 1), must come too.
 func TestLongAnswerTailNotHeld(t *testing.T) {
 	c := pgtest.Shared(t)
 	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: true})
 	conn := connect(t, r.url("postgres"))
-	const q = `select repeat('x', 100) from generate_series(1, 5000)
+	const q = `select repeat('x', 100) from generate_series(1, 15000)
 		union all select pg_sleep(2)::text`
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -106,7 +106,7 @@ func TestLongAnswerTailNotHeld(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 0
-		for n < 4900 && rows.Next() {
+		for n < 14800 && rows.Next() {
 			n++
 		}
 		took := time.Since(start)
@@ -114,11 +114,11 @@ func TestLongAnswerTailNotHeld(t *testing.T) {
 			n++
 		}
 		rows.Close()
-		if err := rows.Err(); err != nil || n != 5001 {
+		if err := rows.Err(); err != nil || n != 15001 {
 			t.Fatalf("%v: %d rows, %v", mode, n, err)
 		}
 		if took > time.Second {
-			t.Errorf("%v: the 4,900 rows before the pause took %v", mode, took)
+			t.Errorf("%v: the 14,800 rows before the pause took %v", mode, took)
 		}
 		if r.LoopTransactions() == before {
 			t.Errorf("%v: the loop did not relay the long answer", mode)

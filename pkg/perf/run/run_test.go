@@ -29,13 +29,14 @@ var testQueries = []Query{
 // two-level sweep, and checks the records the runner wrote.
 func TestRunAllPathsAndSweep(t *testing.T) {
 	db := pgtest.Shared(t)
-	var out bytes.Buffer
+	var out, progress bytes.Buffer
 	cfg := Config{
 		Settings:   Settings{DatabaseURL: db.URL(), Timeout: 300 * time.Millisecond, MaxRows: DefaultMaxRows, MaxBytes: DefaultMaxBytes},
 		Paths:      []string{"native", "server", "e2e-inproc", "e2e-http"},
 		Queries:    testQueries,
 		Iterations: 3, Warmup: 1,
 		Concurrency: []int{1, 3}, SweepDuration: 200 * time.Millisecond, SweepWarmup: 50 * time.Millisecond,
+		Progress: &progress,
 	}
 	r := NewRunner(cfg, &out, "test-run")
 	ctx := context.Background()
@@ -44,6 +45,21 @@ func TestRunAllPathsAndSweep(t *testing.T) {
 	}
 	if err := r.Sweep(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// Every sweep level reports a median, the first (whose samples the
+	// latency unit owns) too.
+	sweepLines := 0
+	for _, line := range strings.Split(progress.String(), "\n") {
+		if !strings.HasPrefix(line, "perfrun: sweep ") {
+			continue
+		}
+		sweepLines++
+		if strings.Contains(line, "p50 0s,") {
+			t.Errorf("progress line without a median: %q", line)
+		}
+	}
+	if sweepLines != 4 { // 2 levels x native, server
+		t.Errorf("%d sweep progress lines, want 4:\n%s", sweepLines, progress.String())
 	}
 	recs, err := perf.ReadAll(strings.NewReader(`{"type":"run","version":"1.0","run_id":"test-run","started_at":"2026-01-01T00:00:00Z","tool":{},"host":{},"postgres":{},"scale_factor":null,"iterations":3,"warmup":1,"timeout_ms":300,"concurrency":[1,3],"sweep_duration_ns":1,"paths":[],"queries":[],"args":[]}`+"\n"+out.String()), "out")
 	if err != nil {

@@ -321,6 +321,7 @@ func (r *Runner) Sweep(ctx context.Context) error {
 				x.Iter = next[x.Client]
 				next[x.Client]++
 			}
+			med := p50(s, "") // before level 1 drops its samples
 			if level == 1 {
 				// Latency at one client is the latency unit's; level 1
 				// adds only its throughput, so that samples of one
@@ -331,7 +332,7 @@ func (r *Runner) Sweep(ctx context.Context) error {
 				return err
 			}
 			rps := float64(load.Requests) / time.Duration(load.DurationNS).Seconds()
-			r.progress("sweep %-8s %3d clients: %8.0f req/s, p50 %v, %d errors", name, level, rps, p50(s, ""), load.Errors+load.Timeouts)
+			r.progress("sweep %-8s %3d clients: %8.0f req/s, p50 %v, %d errors", name, level, rps, med, load.Errors+load.Timeouts)
 		}
 	}
 	return nil

@@ -89,8 +89,8 @@ func TestRowsNotHeldWhileServerWorks(t *testing.T) {
 // rows short of the mark still come at once: here 1.6 MB of rows, then
 // the query sleeps for 2 s; the 14,800 rows that PostgreSQL sends before
 // the pause (it holds back the last part of a send buffer, 73 rows at
-// most) must be there well before it ends. The next answers, short ones on the same server
-// (pool size 1), must come too.
+// most) must be there well before it ends. The next answers, short ones
+// on the same server (pool size 1), must come too.
 func TestLongAnswerTailNotHeld(t *testing.T) {
 	c := pgtest.Shared(t)
 	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: true})

@@ -89,6 +89,11 @@ func sameStrict(a, b string) bool {
 // run and PostgreSQL, or that exercise a pass-through; each must give
 // PostgreSQL's exact answer (names, values, order) once translated.
 var semanticCases = []string{
+	// ORs whose arms imply filters on each side of a join (implied.go):
+	// the rows of every arm, NULLs and the smallest bound included.
+	"select a.i as ai, b.i as bi from t a, t b where (a.i >= 1 and a.i <= 1 + 1 and b.f > 0) or (a.i = -7 and b.d = date '2020-01-31') order by 1, 2",
+	"select a.i as ai, b.s as bs from t a join t b on a.i = b.i where (a.n between -3 and 2 and b.s like 'a%') or (a.n in (10.05, 0) and b.c = 'zzz') or (a.n = 1.25 and b.s is null) order by 1, 2",
+	"select count(*) as n from t a, t b where (a.s = 'abc' and b.i > a.i) or (a.s in ('B_d', 'a%c') and b.i > a.i) or (a.s = 'abc' and b.i is null)",
 	// Integer division and modulo truncate toward zero.
 	"select 7/2, -7/2, 7.0/2, 7 % -2, -7 % 2, 7/2*2",
 	"select i, i/2 as half, i % 2 as m from t order by i",

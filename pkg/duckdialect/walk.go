@@ -65,7 +65,7 @@ func (r *rewriter) selectStmt(s *pg_query.SelectStmt) error {
 		}
 	}
 	var err error
-	if s.WhereClause, err = r.exprOrNil(s.WhereClause); err != nil {
+	if s.WhereClause, err = r.exprOrNil(addImplied(s.WhereClause)); err != nil {
 		return err
 	}
 	if err := r.exprList(s.GroupClause); err != nil {

@@ -82,6 +82,14 @@ type Options struct {
 	// connection keeps in transaction mode (default 256); the least
 	// recently used is closed beyond it.
 	PreparedPerServer int
+	// CacheUnnamed keeps, in transaction mode, a client's unnamed
+	// statement prepared on the servers under a name once the client has
+	// parsed its text twice: a later Parse of it is answered without the
+	// server parsing again, as drivers' statement caches do. Plans then
+	// follow PostgreSQL's rules for prepared statements (a generic plan
+	// after five runs when it costs no more) instead of being made afresh
+	// each time.
+	CacheUnnamed bool
 	// CancelTimeout bounds delivering a cancel request (default 5s).
 	CancelTimeout time.Duration
 	Log           *slog.Logger

@@ -53,6 +53,8 @@ type cfg struct {
 	users      map[string]pgwire.Credential // nil: trust everyone
 	lookedUp   map[string]pgwire.Credential // users only Credentials knows, as through an auth query
 	startup    time.Duration                // the startup timeout (pgwire's default when 0)
+	// cacheUnnamed: Options.CacheUnnamed (also when QPROUTER_CACHE_UNNAMED=1)
+	cacheUnnamed bool
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -94,6 +96,7 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 		Log:               log,
 		PreparedPerServer: o.lru,
 		MaxClients:        o.maxClients,
+		CacheUnnamed:      o.cacheUnnamed || os.Getenv("QPROUTER_CACHE_UNNAMED") == "1",
 		OnReplay:          func() { r.replays.Add(1) },
 	}
 	if o.events {

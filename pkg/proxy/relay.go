@@ -329,6 +329,15 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			act = renameError
 			s.errBuf = appendMsg(s.errBuf[:0], 'E', bytes.ReplaceAll(body, []byte(`"`+head.errFrom+`"`), []byte(`"`+head.errTo+`"`)))
 		}
+		if head.unnamed && head.errFrom != "" {
+			// a cached unnamed statement: named as PostgreSQL names the unnamed one
+			from, to := `"`+head.errFrom+`"`, `""`
+			if code == "26000" { // its Parse failed
+				from, to = `prepared statement `+from, `unnamed prepared statement`
+			}
+			act = renameError
+			s.errBuf = appendMsg(s.errBuf[:0], 'E', bytes.ReplaceAll(body, []byte(from), []byte(to)))
+		}
 		if head.kind == kQuery {
 			if head.code == "" {
 				head.code = code
@@ -337,6 +346,11 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		if head.kind == kExecute {
 			ev = s.event(head, 0, code)
+		}
+		if head.kind == kBind && head.stmt != nil && code == "0A000" {
+			// "cached plan must not change result type": a table changed
+			// under the server's statement. Parse it afresh next time.
+			s.sst.stale(head.stmt.server)
 		}
 		s.skipToSync()
 	case 'Z':
@@ -402,9 +416,24 @@ func (s *session) push(e entry) {
 // as the server does; statements whose Parse was skipped are forgotten
 // and evictions that were skipped are remembered again.
 func (s *session) skipToSync() {
+	failed, restored := true, false
 	for len(s.queue) > 0 && s.queue[0].kind != kSync {
 		e := s.queue[0]
 		switch {
+		case e.kind == kParse && e.unnamed && e.stmt == nil && !failed:
+			// skipped: PostgreSQL keeps the unnamed statement it had
+			if !restored && e.prev > 0 {
+				s.restoreUnnamed(e.prev)
+				restored = true
+			}
+		case e.unnamed && e.stmt != nil: // a cached unnamed statement (Parse, or Close standing in)
+			if e.kind == kParse {
+				s.sst.stmts.Remove(e.stmt.server)
+			}
+			if s.ucache == e.stmt {
+				s.dropCachedUnnamed()
+			}
+			s.unnamedValid, s.unnamedLive = false, false
 		case e.kind == kParse && e.unnamed:
 			// failed or skipped: the server's unnamed statement is not the client's
 			s.unnamedValid, s.unnamedLive = false, false
@@ -416,6 +445,7 @@ func (s *session) skipToSync() {
 		case e.kind == kClose && e.evict != "":
 			s.sst.stmts.Add(e.evict, struct{}{})
 		}
+		failed = false
 		s.pop()
 	}
 	if len(s.queue) == 0 {

@@ -5,9 +5,6 @@ package proxy
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -47,16 +44,22 @@ const (
 type entry struct {
 	kind   int
 	action int
-	stmt   *stmt     // Parse: the statement (renamed); eviction Close: the evicted one
+	stmt   *stmt     // Parse and Bind: the statement (renamed); eviction Close: the evicted one
 	evict  string    // an eviction Close: the server name closed
 	sql    string    // Query and Execute: text for OnQuery
 	named  bool      // Execute of a named statement
 	start  time.Time // Query and Execute: when forwarded
 	rows   int64     // Query: rows so far
 	code   string    // Query: first SQLSTATE
-	// Parse: the server name to replace by the client's (renameError)
+	// Parse: the server name to replace by the client's (renameError);
+	// Bind and Describe of a cached unnamed statement: its server name
 	errFrom, errTo string
-	unnamed        bool // Parse of the unnamed statement
+	// Parse of the unnamed statement, or the Close standing in for it;
+	// Bind and Describe of a cached one (Options.CacheUnnamed)
+	unnamed bool
+	// prev is the client's unnamed statement before this unnamed Parse,
+	// restored if the server skips the Parse: session.uprev[prev-1] (0: none).
+	prev int
 }
 
 // stmt is a client's named prepared statement.
@@ -75,10 +78,23 @@ type serverState struct {
 	// unsure is set once stmts was purged without knowing what the server
 	// dropped: statements parsed there from then on are closed first.
 	unsure bool
+	// closeBefore names statements the server has but must parse afresh
+	// (see stale): closed before their next Parse.
+	closeBefore map[string]struct{}
 	// status is the welcome's ParameterStatus messages for the Params
 	// whose ParamsKey is statusKey: encoded once per server, not per client.
 	status    []byte
 	statusKey string
+}
+
+// stale makes the next use of statement name on this server parse it
+// afresh, after closing the old one.
+func (st *serverState) stale(name string) {
+	st.stmts.Remove(name)
+	if st.closeBefore == nil {
+		st.closeBefore = make(map[string]struct{})
+	}
+	st.closeBefore[name] = struct{}{}
 }
 
 func newServerState() *serverState {
@@ -137,23 +153,31 @@ type session struct {
 	unnamedParams []byte
 	unnamedValid  bool
 	unnamedLive   bool
-	errBuf        []byte // a rewritten ErrorResponse (renameError), relay goroutine only
-	portals       map[string]portal
-	vars          vars
-	pending       []varOp // changes waiting for their transaction to end
-	failed        bool    // an error since the last ReadyForQuery
-	serverFatal   bool    // the server sent a FATAL (or PANIC): its own last word
-	lastCmd       string
-	poolName      string            // db/user: the pool's name before there is a server
-	ev            QueryEvent        // what event returns a pointer to: no allocation per statement
-	varsKey       string            // vars.key(), kept current with vars
-	startKey      string            // vars.key() of the startup settings alone
-	view          map[string]string // parameter values as the client knows them
-	viewKey       string            // the pool.Conn.ParamsKey view agrees with; "": unknown
-	viewShared    bool              // view is a server's Params map, read-only (setView copies it)
-	out           []byte
-	dirty         *pool.Conn // written to, not yet flushed (client goroutine only)
-	answered      bool       // local answered a message since the last Sync (client goroutine only)
+	// ucache is the client's unnamed statement while the servers keep it
+	// prepared under a name (Options.CacheUnnamed); useen maps the unnamed
+	// texts seen under the settings ucKey to their statements (nil: seen
+	// once).
+	ucache      *stmt
+	uprev       []unnamedState // see entry.prev; emptied with the queue
+	useen       map[string]*stmt
+	ucKey       string
+	errBuf      []byte // a rewritten ErrorResponse (renameError), relay goroutine only
+	portals     map[string]portal
+	vars        vars
+	pending     []varOp // changes waiting for their transaction to end
+	failed      bool    // an error since the last ReadyForQuery
+	serverFatal bool    // the server sent a FATAL (or PANIC): its own last word
+	lastCmd     string
+	poolName    string            // db/user: the pool's name before there is a server
+	ev          QueryEvent        // what event returns a pointer to: no allocation per statement
+	varsKey     string            // vars.key(), kept current with vars
+	startKey    string            // vars.key() of the startup settings alone
+	view        map[string]string // parameter values as the client knows them
+	viewKey     string            // the pool.Conn.ParamsKey view agrees with; "": unknown
+	viewShared  bool              // view is a server's Params map, read-only (setView copies it)
+	out         []byte
+	dirty       *pool.Conn // written to, not yet flushed (client goroutine only)
+	answered    bool       // local answered a message since the last Sync (client goroutine only)
 	// clientCopying is set from CopyInResponse until the client's
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
@@ -845,6 +869,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !s.rename {
 			return append(out, raw...), nil
 		}
+		s.dropCachedUnnamed()
 		s.unnamedValid, s.unnamedLive = false, true // a Query drops the unnamed statement
 		if name, ok := deallocateName(sql); ok && s.txStatus != 'E' {
 			if st := s.stmts[name]; st != nil {
@@ -890,7 +915,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !ok {
 			return out, bad
 		}
+		prev := 0
 		if name == "" {
+			if s.rename {
+				prev = s.saveUnnamed()
+			}
 			s.unnamed = query
 			s.unnamedOps = nil
 			if s.rename {
@@ -902,8 +931,14 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if s.rename && pins(query) {
 			s.pinned = true
 		}
+		if name == "" && s.rename && s.p.opts.CacheUnnamed && s.groupStart() {
+			if st := s.cachedUnnamed(query, params); st != nil {
+				return s.parseCachedUnnamed(out, st), nil
+			}
+			s.ucache = nil
+		}
 		if !s.rename || name == "" {
-			s.push(entry{kind: kParse, unnamed: name == ""})
+			s.push(entry{kind: kParse, unnamed: name == "", prev: prev})
 			return append(out, raw...), nil
 		}
 		if old := s.stmts[name]; old != nil {
@@ -938,6 +973,13 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		st := s.stmts[name]
+		if name == "" && s.ucache != nil {
+			st = s.ucache
+			s.portals[portalName] = portal{sql: st.query, ops: st.ops}
+			out = s.ensure(out, st)
+			s.push(entry{kind: kBind, stmt: st, unnamed: true, errFrom: st.server})
+			return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
+		}
 		if name == "" {
 			s.portals[portalName] = portal{sql: s.unnamed, ops: s.unnamedOps}
 			out = s.ensureUnnamed(out)
@@ -949,7 +991,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return append(out, raw...), nil
 		}
 		out = s.ensure(out, st)
-		s.push(entry{kind: kBind})
+		s.push(entry{kind: kBind, stmt: st})
 		return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
 	case 'D':
 		if len(body) < 2 {
@@ -960,6 +1002,12 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		st := s.stmts[name]
+		if body[0] == 'S' && name == "" && s.ucache != nil {
+			st = s.ucache
+			out = s.ensure(out, st)
+			s.push(entry{kind: kDescribe, unnamed: true, errFrom: st.server})
+			return appendMsg(out, 'D', []byte{'S'}, []byte(st.server), nul), nil
+		}
 		if body[0] == 'S' && name == "" {
 			out = s.ensureUnnamed(out)
 		}
@@ -990,6 +1038,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		s.push(entry{kind: kClose})
+		if body[0] == 'S' && name == "" {
+			s.dropCachedUnnamed()
+		}
 		if !s.rename || body[0] != 'S' || name == "" {
 			if body[0] == 'P' {
 				delete(s.portals, name)
@@ -1051,7 +1102,9 @@ func (s *session) ensure(out []byte, st *stmt) []byte {
 // conservative purge): Close of a missing statement is no error, a Parse
 // of an existing one is 42P05.
 func (s *session) closeFirst(out []byte, name string) []byte {
-	if !s.sst.unsure {
+	if _, ok := s.sst.closeBefore[name]; ok {
+		delete(s.sst.closeBefore, name)
+	} else if !s.sst.unsure {
 		return out
 	}
 	s.push(entry{kind: kClose, action: swallow})
@@ -1134,14 +1187,7 @@ func droppedStatements(sql string) (purge, all bool) {
 }
 
 func newStmt(client, query string, params []byte) *stmt {
-	h := sha256.New()
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(query)))
-	h.Write(n[:])
-	h.Write([]byte(query))
-	h.Write(params)
-	sum := h.Sum(nil)
-	return &stmt{client: client, server: "qpr_" + hex.EncodeToString(sum[:10]), query: query, params: append([]byte(nil), params...)}
+	return newStmtFor(client, query, params, "")
 }
 
 // cancel delivers a cancel request to the server working for the client;

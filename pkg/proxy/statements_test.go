@@ -100,6 +100,12 @@ func syncStep(p *pgconn.Pipeline) { p.Sync() }
 // proxy in both modes (in transaction mode a pool of 1, so the other
 // client takes the server between transactions) and wants the same transcript.
 func compareDirect(t *testing.T, scenario func(t *testing.T, a, b *pgconn.PgConn) []string) {
+	compareDirectWith(t, cfg{}, scenario)
+}
+
+// compareDirectWith is compareDirect with the proxy's options in o (its
+// mode and size are compareDirect's).
+func compareDirectWith(t *testing.T, o cfg, scenario func(t *testing.T, a, b *pgconn.PgConn) []string) {
 	c := pgtest.Shared(t)
 	run := func(url string) []string {
 		a, b := connect(t, url), connect(t, url)
@@ -111,7 +117,8 @@ func compareDirect(t *testing.T, scenario func(t *testing.T, a, b *pgconn.PgConn
 		if m == proxy.Session {
 			size = 2
 		}
-		r := startProxy(t, c, cfg{mode: m, size: size})
+		o.mode, o.size = m, size
+		r := startProxy(t, c, o)
 		got := strings.Join(run(r.url("postgres")), "\n")
 		if got != want {
 			t.Errorf("%v: through the proxy:\n%s\ndirect:\n%s", m, got, want)

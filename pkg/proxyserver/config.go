@@ -35,6 +35,7 @@ type Config struct {
 	TLSKey            string        `toml:"tls_key"`             // PEM private key of TLSCert
 	RequireTLS        bool          `toml:"require_tls"`         // refuse clients that do not use TLS
 	PreparedPerServer int           `toml:"prepared_per_server"` // renamed prepared statements per server connection (transaction mode)
+	CacheUnnamed      bool          `toml:"cache_unnamed"`       // keep clients' repeated unnamed statements prepared on the servers (transaction mode)
 	EventLoop         bool          `toml:"event_loop"`          // serve transaction mode's plain transactions on an event loop (experimental)
 	IOURing           bool          `toml:"io_uring"`            // the event loop's writes through an io_uring, a batch per round of events
 	Admin             string        `toml:"admin"`               // admin HTTP API and /metrics address ("": off)

@@ -115,6 +115,7 @@ func New(opts Options) (*Server, error) {
 		Auth:              auth,
 		MaxClients:        c.MaxClients,
 		PreparedPerServer: c.PreparedPerServer,
+		CacheUnnamed:      c.CacheUnnamed,
 		Log:               s.log,
 		Reload:            s.reload,
 	}

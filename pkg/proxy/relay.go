@@ -426,7 +426,7 @@ func (s *session) skipToSync() {
 				s.restoreUnnamed(e.prev)
 				restored = true
 			}
-		case e.unnamed && e.stmt != nil: // a cached unnamed statement (Parse, or Close standing in)
+		case e.unnamed && e.stmt != nil && (e.kind == kParse || e.kind == kClose): // a cached unnamed statement's Parse, or the Close standing in
 			if e.kind == kParse {
 				s.sst.stmts.Remove(e.stmt.server)
 			}
@@ -444,6 +444,9 @@ func (s *session) skipToSync() {
 			}
 		case e.kind == kClose && e.evict != "":
 			s.sst.stmts.Add(e.evict, struct{}{})
+		}
+		if failed && e.unnamed && (e.kind == kParse || e.kind == kClose) {
+			restored = true // the Parse failed: the client has no unnamed statement
 		}
 		failed = false
 		s.pop()

@@ -55,6 +55,13 @@ func TestCachedUnnamedLikePostgres(t *testing.T) {
 		add(pipe(t, a, failStep, syncStep, failStep, prepare("", qa), syncStep)...)
 		add(pipe(t, a, execPrepared("", "13"), syncStep)...)
 		add(pipe(t, a, prepare("", qa), execPrepared("", "14"), syncStep)...)
+		// a failed Bind leaves the statement
+		add(pipe(t, a, prepare("", qa), execPrepared("", "1", "2"), syncStep)...)
+		add(pipe(t, a, execPrepared("", "15"), syncStep)...)
+		// a failed Parse, then skipped ones: none
+		add(pipe(t, a, prepare("", "select nope"), prepare("", qa), syncStep)...)
+		add(pipe(t, a, execPrepared("", "16"), syncStep)...)
+		add(pipe(t, a, prepare("", "select nope"), syncStep, prepare("", qa), syncStep, execPrepared("", "17"), syncStep)...)
 		// same text, other parameter types
 		add(pipe(t, b, prepare("", qb), execPrepared("", "w"), syncStep)...)
 		add(pipe(t, b, func(p *pgconn.Pipeline) { p.SendPrepare("", qb, []uint32{25}) }, execPrepared("", "v"), syncStep)...)

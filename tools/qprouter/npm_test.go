@@ -61,7 +61,8 @@ func TestNpmClients(t *testing.T) {
 	// to 6 pooled connections and 8 clients, once with room for every
 	// prepared statement and once with 4 per server, so they are evicted
 	// and parsed again all the time (all three on the event loop, the
-	// default); and with goroutines only.
+	// default); with goroutines only; and with --cache-unnamed, its
+	// unnamed statements kept prepared in the same 4 per server.
 	for _, m := range []struct {
 		name, mode string
 		size, max  int
@@ -71,6 +72,7 @@ func TestNpmClients(t *testing.T) {
 		{"transaction", "transaction", 2, 6, nil},
 		{"transaction-lru4", "transaction", 2, 6, []string{"--prepared-per-server", "4"}},
 		{"transaction-goroutines", "transaction", 2, 6, []string{"--no-event-loop"}},
+		{"transaction-cache-unnamed-lru4", "transaction", 2, 6, []string{"--cache-unnamed", "--prepared-per-server", "4"}},
 	} {
 		t.Run(m.name, func(t *testing.T) {
 			url, stop := startRouter(t, c.URL(), append([]string{"--pool-mode", m.mode, "--pool-size", strconv.Itoa(m.size)}, m.args...)...)

@@ -957,12 +957,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			s.push(entry{kind: kClose, action: asParseComplete})
 			return appendClose(out, 'S', dummyClose), nil
 		}
-		s.cacheOp("miss")
-		out = s.makeRoom(out)
-		out = s.closeFirst(out, st.server)
-		s.sst.stmts.Add(st.server, struct{}{})
-		s.push(entry{kind: kParse, stmt: st})
-		return appendParse(out, st.server, query, params), nil
+		return s.parseOn(out, st, entry{kind: kParse, stmt: st}), nil
 	case 'B':
 		portalName, rest, ok := cstring(body)
 		if !ok {
@@ -1089,11 +1084,18 @@ func (s *session) ensure(out []byte, st *stmt) []byte {
 		s.cacheOp("hit")
 		return out
 	}
+	return s.parseOn(out, st, entry{kind: kParse, action: swallow, stmt: st})
+}
+
+// parseOn parses st on the current server under its server name (a cache
+// miss), after closing what must make room for it; e is the answer to
+// expect.
+func (s *session) parseOn(out []byte, st *stmt, e entry) []byte {
 	s.cacheOp("miss")
 	out = s.makeRoom(out)
 	out = s.closeFirst(out, st.server)
 	s.sst.stmts.Add(st.server, struct{}{})
-	s.push(entry{kind: kParse, action: swallow, stmt: st})
+	s.push(e)
 	return appendParse(out, st.server, st.query, st.params)
 }
 

@@ -74,12 +74,7 @@ func (s *session) parseCachedUnnamed(out []byte, st *stmt) []byte {
 		s.push(entry{kind: kClose, action: asParseComplete, stmt: st, unnamed: true})
 		return appendClose(out, 'S', dummyClose)
 	}
-	s.cacheOp("miss")
-	out = s.makeRoom(out)
-	out = s.closeFirst(out, st.server)
-	s.sst.stmts.Add(st.server, struct{}{})
-	s.push(entry{kind: kParse, stmt: st, unnamed: true})
-	return appendParse(out, st.server, st.query, st.params)
+	return s.parseOn(out, st, entry{kind: kParse, stmt: st, unnamed: true})
 }
 
 // groupStart tells whether a message planned now starts what the server

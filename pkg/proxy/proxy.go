@@ -140,6 +140,9 @@ type Proxy struct {
 	// isDraining, which the server goroutines call with their session's mu
 	// held: Shutdown holds mu while it takes each session's mu.
 	draining atomic.Bool
+	// stmtSeq orders statements made by clients' Parses and the moments
+	// server statements went stale (serverState.closeBefore, stmt.born).
+	stmtSeq  atomic.Uint64
 	nclients atomic.Int64
 	loopTxns atomic.Int64 // answers relayed to ReadyForQuery on the event loop
 	loopWelc atomic.Int64 // sessions welcomed on the event loop

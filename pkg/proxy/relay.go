@@ -349,8 +349,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		if head.kind == kBind && head.stmt != nil && code == "0A000" {
 			// "cached plan must not change result type": a table changed
-			// under the server's statement. Parse it afresh next time.
-			s.sst.stale(head.stmt.server)
+			// under the server's statement. Parse it afresh when a client
+			// next parses it.
+			s.sst.stale(head.stmt.server, s.p.stmtSeq.Add(1))
 		}
 		s.skipToSync()
 	case 'Z':

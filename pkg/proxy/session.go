@@ -69,6 +69,7 @@ type stmt struct {
 	query  string
 	params []byte  // the parameter-type section of Parse, as sent
 	ops    []varOp // settings the statement changes (transaction mode)
+	born   uint64  // Proxy.stmtSeq when a client last parsed it
 }
 
 // serverState is what the proxy knows about a server connection.
@@ -79,22 +80,24 @@ type serverState struct {
 	// dropped: statements parsed there from then on are closed first.
 	unsure bool
 	// closeBefore names statements the server has but must parse afresh
-	// (see stale): closed before their next Parse.
-	closeBefore map[string]struct{}
+	// for statements parsed by clients after they went stale (see stale),
+	// with the Proxy.stmtSeq of that moment: closed first.
+	closeBefore map[string]uint64
 	// status is the welcome's ParameterStatus messages for the Params
 	// whose ParamsKey is statusKey: encoded once per server, not per client.
 	status    []byte
 	statusKey string
 }
 
-// stale makes the next use of statement name on this server parse it
-// afresh, after closing the old one.
-func (st *serverState) stale(name string) {
-	st.stmts.Remove(name)
+// stale makes statement name on this server be parsed afresh (after
+// closing the old one) for a client that parses it from now on. Binds of
+// statements parsed before still fail, as PostgreSQL's do for a statement
+// prepared before its table changed.
+func (st *serverState) stale(name string, seq uint64) {
 	if st.closeBefore == nil {
-		st.closeBefore = make(map[string]struct{})
+		st.closeBefore = make(map[string]uint64)
 	}
-	st.closeBefore[name] = struct{}{}
+	st.closeBefore[name] = seq
 }
 
 func newServerState() *serverState {
@@ -790,6 +793,7 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 			return false, nil // the server answers 42P05 (plan)
 		}
 		st := newStmt(name, query, params)
+		st.born = s.p.stmtSeq.Add(1)
 		st.ops = varOps(query)
 		s.mu.Lock()
 		s.stmts[name] = st
@@ -950,9 +954,10 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return appendParse(out, old.server, query, params), nil
 		}
 		st := newStmt(name, query, params)
+		st.born = s.p.stmtSeq.Add(1)
 		st.ops = varOps(query)
 		s.stmts[name] = st
-		if _, ok := s.sst.stmts.Get(st.server); ok {
+		if s.serverHas(st) {
 			s.cacheOp("hit")
 			s.push(entry{kind: kClose, action: asParseComplete})
 			return appendClose(out, 'S', dummyClose), nil
@@ -1080,7 +1085,7 @@ func (s *session) ensureUnnamed(out []byte) []byte {
 // ensure injects a Parse when the server lacks st; its ParseComplete is
 // swallowed.
 func (s *session) ensure(out []byte, st *stmt) []byte {
-	if _, ok := s.sst.stmts.Get(st.server); ok {
+	if s.serverHas(st) {
 		s.cacheOp("hit")
 		return out
 	}
@@ -1097,6 +1102,17 @@ func (s *session) parseOn(out []byte, st *stmt, e entry) []byte {
 	s.sst.stmts.Add(st.server, struct{}{})
 	s.push(e)
 	return appendParse(out, st.server, st.query, st.params)
+}
+
+// serverHas tells whether the server has st as the client knows it: not
+// when it went stale before the client parsed st (it is parsed again).
+func (s *session) serverHas(st *stmt) bool {
+	if seq, stale := s.sst.closeBefore[st.server]; stale && st.born > seq {
+		s.sst.stmts.Remove(st.server)
+		return false
+	}
+	_, ok := s.sst.stmts.Get(st.server)
+	return ok
 }
 
 // closeFirst closes name on the server before it is parsed there, when

@@ -69,7 +69,8 @@ func newStmtFor(client, query string, params []byte, key string) *stmt {
 // under its name.
 func (s *session) parseCachedUnnamed(out []byte, st *stmt) []byte {
 	s.ucache = st
-	if _, ok := s.sst.stmts.Get(st.server); ok {
+	st.born = s.p.stmtSeq.Add(1) // parsed by the client now
+	if s.serverHas(st) {
 		s.cacheOp("hit")
 		s.push(entry{kind: kClose, action: asParseComplete, stmt: st, unnamed: true})
 		return appendClose(out, 'S', dummyClose)

@@ -873,7 +873,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !s.rename {
 			return append(out, raw...), nil
 		}
-		s.dropCachedUnnamed()
+		s.ucache = nil
 		s.unnamedValid, s.unnamedLive = false, true // a Query drops the unnamed statement
 		if name, ok := deallocateName(sql); ok && s.txStatus != 'E' {
 			if st := s.stmts[name]; st != nil {

@@ -318,6 +318,9 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	res.Timing.Txn = txn
 	res.Timing.DB = tDone.Sub(tConn) - txn
 	res.Timing.SerializeOverlap = x.serTime
+	if ioErr == nil && !canceled && lateStopCancel(x) && rollbackAgain(conn.Conn().PgConn()) {
+		x.rbErr = nil
+	}
 	e.release(conn, ioErr == nil && !canceled && !x.outsideTx && x.rbErr == nil && cleanTag(x))
 
 	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
@@ -399,6 +402,15 @@ func (e *Executor) exchange(ctx context.Context, conn *pgxpool.Conn, sql string,
 		return err, true, txn
 	}
 	return err, fired.Load(), txn
+}
+
+// rollbackAgain ends the transaction a late cancel left open (see
+// lateStopCancel) and reports whether the connection is idle and clean.
+func rollbackAgain(pc *pgconn.PgConn) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+	defer cancel()
+	_, err := pc.Exec(ctx, rollbackSQL).ReadAll()
+	return err == nil && pc.TxStatus() == 'I' && !pc.IsBusy() && !pc.IsClosed()
 }
 
 // cleanTag reports whether the statement can have left nothing behind

@@ -131,8 +131,11 @@ type exchange struct {
 	// value too large) and a cancel request was sent so that the server
 	// stops producing rows nobody reads; its 57014 error is expected.
 	stopSent bool
-	tag      []byte
-	ser      serializer
+	// stopAcked: the postmaster acknowledged the stop (CancelRequest read
+	// its close), so both of its signals to the backend have been sent.
+	stopAcked bool
+	tag       []byte
+	ser       serializer
 
 	// Serialization time: the client's work between socket reads while
 	// rows stream in (see Timing.Serialize).
@@ -266,11 +269,25 @@ func (x *exchange) readReplies(pc *pgconn.PgConn, fe *pgproto3.Frontend, baseMax
 // server has acknowledged it: the backend then stops at its next
 // interrupt check, or, if the statement already ended, discards the
 // cancel when it next waits for a command (a cancel that lands on the
-// ROLLBACK fails it, and the connection is then not reused).
+// ROLLBACK fails it; see lateStopCancel).
 func (x *exchange) stop(pc *pgconn.PgConn) {
 	ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
 	defer cancel()
-	_ = pc.CancelRequest(ctx)
+	// CancelRequest returns nil also when the deadline cut its wait for
+	// the acknowledgement.
+	x.stopAcked = pc.CancelRequest(ctx) == nil && ctx.Err() == nil
+}
+
+// lateStopCancel reports whether the envelope's ROLLBACK failed only
+// because our own stop reached it. The postmaster signals a canceled
+// backend twice (its pid, then its process group); when the first signal
+// ends the statement and the second arrives after the error was handled,
+// the second cancels the ROLLBACK. Once the stop was acknowledged both
+// signals were sent, and a backend forgets a pending cancel when it
+// handles an error, so nothing of the stop is left after that ROLLBACK
+// failed: one more ROLLBACK leaves the connection clean (rollbackAgain).
+func lateStopCancel(x *exchange) bool {
+	return x.stopSent && x.stopAcked && x.rbErr != nil && x.rbErr.Code == codeQueryCanceled
 }
 
 func (x *exchange) endStream() {

@@ -247,7 +247,9 @@ func startOnLoop(p *Proxy, c *netloop.Conn, cl *pgwire.Client) {
 		return
 	}
 	c.SetHandler(clientSide{s}) // idle until inLoop; writes never wait
-	if !s.loopWelcome() {
+	// A session-mode client (a pool mode of its own) keeps a server for
+	// its whole session: its goroutine serves it.
+	if !s.rename || !s.loopWelcome() {
 		c.SetHandler(nil)
 		go p.runFromLoop(s, false, false, nil)
 		return

@@ -65,8 +65,14 @@ type QueryEvent struct {
 // Options configure a Proxy. Pools is required; every hook is optional
 // and nil means not called.
 type Options struct {
-	Mode  Mode
-	Pools *route.Pools
+	// Mode is the pool mode of every client unless ModeFor says
+	// otherwise.
+	Mode Mode
+	// ModeFor, when set, gives the pool mode of a client from its
+	// startup's database and user (PgBouncer's per-database and per-user
+	// pool_mode). It is asked once per client, at its start.
+	ModeFor func(database, user string) Mode
+	Pools   *route.Pools
 	// Router picks the pool for a client (session mode) or a transaction
 	// (transaction mode); nil means Pools.
 	Router route.Router
@@ -115,8 +121,10 @@ type Options struct {
 	// its session and with false when it ends.
 	OnClient func(connected bool)
 	// Loops, when set, serve transaction mode's plain transactions on
-	// event loops (netloop): every client socket not on TLS is adopted
-	// after its startup by the next loop in turn, and Pools should adopt
+	// event loops (netloop): every transaction-mode client socket not on
+	// TLS is adopted after its startup by the next loop in turn (when Mode
+	// is Transaction the loop accepts every client and gives session-mode
+	// ones a goroutine after their startup), and Pools should adopt
 	// the server sockets into these loops too (route.Pools.Adopt); a
 	// server moves to the loop of the client that takes it.
 	Loops []*netloop.Loop
@@ -209,8 +217,16 @@ func (p *Proxy) LoopSessions() (welcomed, ended int64) {
 	return p.loopWelc.Load(), p.loopEnds.Load()
 }
 
-// Mode is the proxy's pool mode.
+// Mode is the proxy's default pool mode.
 func (p *Proxy) Mode() Mode { return p.opts.Mode }
+
+// ModeFor is the pool mode of a client of (database, user).
+func (p *Proxy) ModeFor(database, user string) Mode {
+	if p.opts.ModeFor != nil {
+		return p.opts.ModeFor(database, user)
+	}
+	return p.opts.Mode
+}
 
 // Serve accepts clients on ln until ln is closed or Shutdown is called.
 func (p *Proxy) Serve(ln net.Listener) error {
@@ -274,7 +290,7 @@ func (p *Proxy) serveSocket(sock net.Conn, lc *netloop.Conn, replay []byte) {
 	switch n := len(p.opts.Loops); {
 	case cl.Startup.TLS:
 		lc = nil // stays with its goroutine (a loop's socket is then used as a net.Conn)
-	case lc == nil && n > 0 && p.opts.Mode == Transaction:
+	case lc == nil && n > 0 && p.ModeFor(cl.Startup.Params["database"], cl.Startup.Params["user"]) == Transaction:
 		loop := p.opts.Loops[p.nextLoop.Add(1)%uint64(n)]
 		if c, err := loop.Adopt(sock); err == nil {
 			lc = c
@@ -510,7 +526,7 @@ func (p *Proxy) Pools() []PoolStat {
 		p.pauseMu.Lock()
 		paused := p.pausedLocked(pl.Name())
 		p.pauseMu.Unlock()
-		out = append(out, PoolStat{Database: pl.Database, User: pl.User, Mode: p.opts.Mode.String(),
+		out = append(out, PoolStat{Database: pl.Database, User: pl.User, Mode: p.ModeFor(pl.Database, pl.User).String(),
 			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients, Paused: paused})
 	}
 	return out

@@ -207,7 +207,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		user:     cl.Startup.Params["user"],
 		addr:     cl.Conn.RemoteAddr().String(),
 		since:    time.Now(),
-		rename:   p.opts.Mode == Transaction,
+		rename:   p.ModeFor(cl.Startup.Params["database"], cl.Startup.Params["user"]) == Transaction,
 		txStatus: 'I',
 		done:     done,
 		stmts:    make(map[string]*stmt),

@@ -42,6 +42,9 @@ type Config struct {
 	Pprof             bool          `toml:"pprof"`               // Go's runtime profiles under /debug/pprof/ on the admin address
 	ShutdownTimeout   time.Duration `toml:"shutdown_timeout"`    // drain time once the context ends
 	LogLevel          string        `toml:"log_level"`           // debug, info, warn or error
+	// Pools override the pool settings above for some databases and
+	// users ([pools."database/user"] tables; see PoolSettings).
+	Pools map[string]PoolSettings `toml:"pools"`
 }
 
 // ConfigError is a problem with the settings or the files they name (auth
@@ -82,6 +85,9 @@ func (c *Config) Check() error {
 	}
 	if c.PreparedPerServer < 1 {
 		return configError(fmt.Errorf("--prepared-per-server %d: want at least 1", c.PreparedPerServer))
+	}
+	if err := c.checkPools(); err != nil {
+		return configError(err)
 	}
 	return nil
 }

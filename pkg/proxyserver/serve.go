@@ -111,6 +111,7 @@ func New(opts Options) (*Server, error) {
 	}
 	popts := proxy.Options{
 		Mode:              c.mode(),
+		ModeFor:           c.modeFor, // the modes at start: a reload keeps them
 		Pools:             &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
 		Auth:              auth,
 		MaxClients:        c.MaxClients,
@@ -119,7 +120,7 @@ func New(opts Options) (*Server, error) {
 		Log:               s.log,
 		Reload:            s.reload,
 	}
-	if c.EventLoop && popts.Mode == proxy.Transaction {
+	if c.EventLoop && c.anyTransaction() {
 		// One loop: two in one process (one per processor on the 2-vCPU
 		// development machine) cost more CPU per transaction, their threads
 		// blocking about every other transaction (docs/benchmarks.md).
@@ -253,6 +254,9 @@ func (s *Server) reload() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.cfg
+	if modesChanged(s.opts.Config, nc) {
+		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")
+	}
 	nc.Listen, nc.ServerURL, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.PoolMode, old.Admin
 	s.cfg, s.users = nc, nu
 	return nil
@@ -264,13 +268,9 @@ func (s *Server) get() (Config, map[string]pgwire.Credential) {
 	return s.cfg, s.users
 }
 
-func (s *Server) poolConfig(string, string) pool.Config {
+func (s *Server) poolConfig(database, user string) pool.Config {
 	c, _ := s.get()
-	return pool.Config{
-		Size: c.PoolSize, MinIdle: c.MinIdle, MaxClients: c.MaxPoolClients,
-		AcquireTimeout: c.AcquireTimeout, IdleTimeout: c.IdleTimeout, MaxLifetime: c.MaxLifetime,
-		HealthCheckAfter: c.HealthCheckAfter, ResetQuery: c.ResetQuery,
-	}
+	return c.poolFor(database, user).config()
 }
 
 // credential is pgwire's Credentials: from the auth file, then from the

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestBouncerConfig(t *testing.T) {
 		AuthFile: filepath.Join(dir, "userlist.txt"), PreparedPerServer: 256, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
 		EventLoop: true, IOURing: true,
 	}
-	if cfg != want {
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config:\n got %+v\nwant %+v", cfg, want)
 	}
 	var warned []string

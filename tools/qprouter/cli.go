@@ -64,6 +64,9 @@ type settings struct {
 	Pprof             bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
 	ShutdownTimeout   time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
 	LogLevel          string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
+	// Pools come from the --config file's [pools."database/user"] tables
+	// only (readPools).
+	Pools map[string]proxyserver.PoolSettings `kong:"-"`
 }
 
 const description = `A PostgreSQL pooling proxy.
@@ -101,7 +104,26 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 		notes = b.Notes
 	}
 	cfg = proxyserver.Config(c.Settings)
+	if c.Config != "" {
+		if cfg.Pools, err = readPools(string(c.Config)); err != nil {
+			return cfg, nil, false, 0, err
+		}
+	}
 	return cfg, notes, false, 0, cfg.Check()
+}
+
+// readPools reads the per-pool settings of the config file at path.
+func readPools(path string) (map[string]proxyserver.PoolSettings, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pools, err := proxyserver.ReadPools(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pools, nil
 }
 
 // run parses args, serves until ctx ends and returns the exit code. hup

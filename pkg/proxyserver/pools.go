@@ -1,0 +1,229 @@
+// Per-pool settings: the [pools."database/user"] tables of the config file, layered over the top-level settings.
+
+package proxyserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/qpkit/qpkit/pkg/pool"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// PoolSettings override the top-level pool settings for the pools a key of
+// Config.Pools names: "database" (every user of it), "*/user" (every
+// database of that user) or "database/user". A nil field leaves the value
+// to a less specific key or to the top-level setting. The most specific
+// key wins field by field: database/user, then */user, then database (the
+// order in which PgBouncer lets a user's pool_mode override a database's).
+type PoolSettings struct {
+	PoolMode         *string        `toml:"pool_mode"`
+	PoolSize         *int           `toml:"pool_size"`
+	MinIdle          *int           `toml:"min_idle"`
+	MaxPoolClients   *int           `toml:"max_pool_clients"`
+	AcquireTimeout   *time.Duration `toml:"acquire_timeout"`
+	IdleTimeout      *time.Duration `toml:"idle_timeout"`
+	MaxLifetime      *time.Duration `toml:"max_lifetime"`
+	HealthCheckAfter *time.Duration `toml:"health_check_after"`
+	ResetQuery       *string        `toml:"reset_query"`
+}
+
+// poolValues are the settings one pool ends up with.
+type poolValues struct {
+	mode                                                  string
+	size, minIdle, maxClients                             int
+	acquireTimeout, idleTimeout, maxLifetime, healthCheck time.Duration
+	resetQuery                                            string
+}
+
+// over applies o's set fields to v.
+func (v *poolValues) over(o PoolSettings) {
+	set := func(dst *int, src *int) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	setD := func(dst *time.Duration, src *time.Duration) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	if o.PoolMode != nil {
+		v.mode = *o.PoolMode
+	}
+	set(&v.size, o.PoolSize)
+	set(&v.minIdle, o.MinIdle)
+	set(&v.maxClients, o.MaxPoolClients)
+	setD(&v.acquireTimeout, o.AcquireTimeout)
+	setD(&v.idleTimeout, o.IdleTimeout)
+	setD(&v.maxLifetime, o.MaxLifetime)
+	setD(&v.healthCheck, o.HealthCheckAfter)
+	if o.ResetQuery != nil {
+		v.resetQuery = *o.ResetQuery
+	}
+}
+
+// poolFor is the settings of the pool of (database, user).
+func (c *Config) poolFor(database, user string) poolValues {
+	v := poolValues{mode: c.PoolMode, size: c.PoolSize, minIdle: c.MinIdle, maxClients: c.MaxPoolClients,
+		acquireTimeout: c.AcquireTimeout, idleTimeout: c.IdleTimeout, maxLifetime: c.MaxLifetime,
+		healthCheck: c.HealthCheckAfter, resetQuery: c.ResetQuery}
+	if len(c.Pools) == 0 {
+		return v
+	}
+	for _, key := range []string{database, "*/" + user, database + "/" + user} {
+		if o, ok := c.Pools[key]; ok {
+			v.over(o)
+		}
+	}
+	return v
+}
+
+func (v poolValues) config() pool.Config {
+	return pool.Config{Size: v.size, MinIdle: v.minIdle, MaxClients: v.maxClients,
+		AcquireTimeout: v.acquireTimeout, IdleTimeout: v.idleTimeout, MaxLifetime: v.maxLifetime,
+		HealthCheckAfter: v.healthCheck, ResetQuery: v.resetQuery}
+}
+
+// modesChanged reports whether a and b differ in a pool mode.
+func modesChanged(a, b Config) bool {
+	if a.PoolMode != b.PoolMode {
+		return true
+	}
+	mode := func(o PoolSettings) string {
+		if o.PoolMode == nil {
+			return ""
+		}
+		return *o.PoolMode
+	}
+	for k, o := range a.Pools {
+		if mode(o) != mode(b.Pools[k]) {
+			return true
+		}
+	}
+	for k, o := range b.Pools {
+		if mode(o) != mode(a.Pools[k]) {
+			return true
+		}
+	}
+	return false
+}
+
+// modeFor is the pool mode of the clients of (database, user).
+func (c *Config) modeFor(database, user string) proxy.Mode {
+	m, _ := proxy.ParseMode(c.poolFor(database, user).mode)
+	return m
+}
+
+// anyTransaction reports whether some pool may run in transaction mode.
+func (c *Config) anyTransaction() bool {
+	if c.mode() == proxy.Transaction {
+		return true
+	}
+	for _, o := range c.Pools {
+		if o.PoolMode != nil && *o.PoolMode == "transaction" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPools refuses a malformed key or a bad value in Pools, naming the
+// keys, for every combination a client can meet: each database key, each
+// */user key, and each pair of them (with its database/user key if any).
+func (c *Config) checkPools() error {
+	const none = "\x00" // a name no key has
+	dbs, users := []string{none}, []string{none}
+	keys := make([]string, 0, len(c.Pools))
+	for k := range c.Pools {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		db, user, err := splitPoolKey(k)
+		if err != nil {
+			return err
+		}
+		if db != "*" && !slices.Contains(dbs, db) {
+			dbs = append(dbs, db)
+		}
+		if user != "" && !slices.Contains(users, user) {
+			users = append(users, user)
+		}
+	}
+	for _, db := range dbs {
+		for _, user := range users {
+			var at []string
+			for _, k := range []string{db, "*/" + user, db + "/" + user} {
+				if _, ok := c.Pools[k]; ok {
+					at = append(at, fmt.Sprintf("pools.%q", k))
+				}
+			}
+			if len(at) == 0 {
+				continue
+			}
+			if err := c.poolFor(db, user).check(); err != nil {
+				return fmt.Errorf("%s: %w", strings.Join(at, " over "), err)
+			}
+		}
+	}
+	return nil
+}
+
+// check refuses the values a pool cannot run with.
+func (v poolValues) check() error {
+	if _, err := proxy.ParseMode(v.mode); err != nil {
+		return err
+	}
+	if v.size < 1 {
+		return fmt.Errorf("pool_size %d: want at least 1", v.size)
+	}
+	if v.minIdle < 0 || v.minIdle > v.size {
+		return fmt.Errorf("min_idle %d: want 0 to pool_size (%d)", v.minIdle, v.size)
+	}
+	if v.maxClients < 0 {
+		return fmt.Errorf("max_pool_clients %d: want 0 (no limit) or more", v.maxClients)
+	}
+	if v.acquireTimeout <= 0 || v.idleTimeout <= 0 || v.maxLifetime <= 0 || v.healthCheck <= 0 {
+		return errors.New("timeouts must be positive")
+	}
+	return nil
+}
+
+// splitPoolKey reads "database" (user ""), "database/user" or "*/user".
+func splitPoolKey(k string) (db, user string, err error) {
+	db, user, slash := strings.Cut(k, "/")
+	if db == "" || (slash && (user == "" || user == "*")) || (!slash && db == "*") {
+		return "", "", fmt.Errorf("pools.%q: want \"database\", \"database/user\" or \"*/user\"", k)
+	}
+	return db, user, nil
+}
+
+// ReadPools reads the [pools] tables of a TOML config file (the top-level
+// keys are kong's; see TOMLResolver).
+func ReadPools(r io.Reader) (map[string]PoolSettings, error) {
+	var f struct {
+		Pools map[string]PoolSettings `toml:"pools"`
+	}
+	md, err := toml.NewDecoder(r).Decode(&f)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	var unknown []string
+	for _, key := range md.Undecoded() {
+		if len(key) == 3 && key[0] == "pools" {
+			unknown = append(unknown, fmt.Sprintf("pools.%q: %s", key[1], key[2]))
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, errors.New("config file: unknown per-pool settings: " + strings.Join(unknown, ", "))
+	}
+	return f.Pools, nil
+}

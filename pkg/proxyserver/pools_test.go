@@ -1,0 +1,142 @@
+package proxyserver
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestPoolFor checks the layering: database, then */user, then
+// database/user, field by field over the top-level settings.
+func TestPoolFor(t *testing.T) {
+	c := valid()
+	c.PoolMode = "transaction"
+	c.Pools = map[string]PoolSettings{
+		"app":         {PoolSize: ptr(5), MinIdle: ptr(1), AcquireTimeout: ptr(3 * time.Second)},
+		"*/migrator":  {PoolMode: ptr("session"), PoolSize: ptr(1)},
+		"app/batch":   {PoolSize: ptr(9), ResetQuery: ptr("RESET ALL")},
+		"other/batch": {MaxPoolClients: ptr(7)},
+	}
+	for _, tc := range []struct {
+		db, user string
+		mode     proxy.Mode
+		want     func() poolValues
+	}{
+		{"postgres", "alice", proxy.Transaction, func() poolValues { return c.poolFor("\x00", "\x00") }},
+		{"app", "alice", proxy.Transaction, func() poolValues {
+			v := c.poolFor("\x00", "\x00")
+			v.size, v.minIdle, v.acquireTimeout = 5, 1, 3*time.Second
+			return v
+		}},
+		{"app", "migrator", proxy.Session, func() poolValues {
+			v := c.poolFor("\x00", "\x00")
+			v.mode, v.size, v.minIdle, v.acquireTimeout = "session", 1, 1, 3*time.Second
+			return v
+		}},
+		{"app", "batch", proxy.Transaction, func() poolValues {
+			v := c.poolFor("\x00", "\x00")
+			v.size, v.minIdle, v.acquireTimeout, v.resetQuery = 9, 1, 3*time.Second, "RESET ALL"
+			return v
+		}},
+		{"other", "batch", proxy.Transaction, func() poolValues {
+			v := c.poolFor("\x00", "\x00")
+			v.maxClients = 7
+			return v
+		}},
+	} {
+		if got, want := c.poolFor(tc.db, tc.user), tc.want(); got != want {
+			t.Errorf("%s/%s: %+v, want %+v", tc.db, tc.user, got, want)
+		}
+		if m := c.modeFor(tc.db, tc.user); m != tc.mode {
+			t.Errorf("%s/%s: mode %v, want %v", tc.db, tc.user, m, tc.mode)
+		}
+	}
+	if base := c.poolFor("postgres", "alice"); base.size != 2 || base.mode != "transaction" || base.resetQuery != "" {
+		t.Errorf("top-level settings: %+v", base)
+	}
+	if err := c.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+// TestCheckPools checks that bad per-pool settings are refused with the
+// keys that make them, also when only a combination of keys is bad.
+func TestCheckPools(t *testing.T) {
+	for _, tc := range []struct {
+		pools map[string]PoolSettings
+		want  string
+	}{
+		{map[string]PoolSettings{"": {}}, `pools."": want "database", "database/user" or "*/user"`},
+		{map[string]PoolSettings{"*": {}}, `pools."*": want`},
+		{map[string]PoolSettings{"app/": {}}, `pools."app/": want`},
+		{map[string]PoolSettings{"app/*": {}}, `pools."app/*": want`},
+		{map[string]PoolSettings{"app": {PoolMode: ptr("statement")}}, `pools."app": pool mode "statement"`},
+		{map[string]PoolSettings{"app": {PoolSize: ptr(0)}}, `pools."app": pool_size 0: want at least 1`},
+		{map[string]PoolSettings{"*/bob": {MinIdle: ptr(3)}}, `pools."*/bob": min_idle 3: want 0 to pool_size (2)`},
+		{map[string]PoolSettings{"app/bob": {MaxPoolClients: ptr(-1)}}, `pools."app/bob": max_pool_clients -1`},
+		{map[string]PoolSettings{"app": {IdleTimeout: ptr(time.Duration(0))}}, `pools."app": timeouts must be positive`},
+		// Each key alone is fine; a client of app as bob meets both.
+		{map[string]PoolSettings{"app": {MinIdle: ptr(2)}, "*/bob": {PoolSize: ptr(1)}}, `pools."app" over pools."*/bob": min_idle 2: want 0 to pool_size (1)`},
+	} {
+		c := valid()
+		c.Pools = tc.pools
+		err := c.Check()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a *ConfigError with %q", tc.pools, err, tc.want)
+		}
+	}
+}
+
+// TestReadPools reads [pools] tables, durations as strings, and refuses
+// a setting it does not know, naming it.
+func TestReadPools(t *testing.T) {
+	pools, err := ReadPools(strings.NewReader(`pool_size = 3
+[pools.app]
+pool_mode = "session"
+acquire_timeout = "250ms"
+[pools."*/bob"]
+pool_size = 2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, bob := pools["app"], pools["*/bob"]
+	if len(pools) != 2 || app.PoolMode == nil || *app.PoolMode != "session" || app.AcquireTimeout == nil ||
+		*app.AcquireTimeout != 250*time.Millisecond || app.PoolSize != nil || bob.PoolSize == nil || *bob.PoolSize != 2 {
+		t.Errorf("pools: %+v", pools)
+	}
+	if _, err := ReadPools(strings.NewReader("[pools.app]\npool_sise = 3\n")); err == nil ||
+		!strings.Contains(err.Error(), `unknown per-pool settings: pools."app": pool_sise`) {
+		t.Errorf("unknown key: %v", err)
+	}
+	if _, err := ReadPools(strings.NewReader("[pools.app]\npool_size = \"x\"\n")); err == nil || !strings.HasPrefix(err.Error(), "config file: ") {
+		t.Errorf("bad value: %v", err)
+	}
+}
+
+// TestModesChanged: a reload that changes any pool mode is told apart
+// from one that changes only other settings.
+func TestModesChanged(t *testing.T) {
+	a := valid()
+	a.Pools = map[string]PoolSettings{"app": {PoolMode: ptr("transaction"), PoolSize: ptr(3)}}
+	b := valid()
+	b.Pools = map[string]PoolSettings{"app": {PoolMode: ptr("transaction"), PoolSize: ptr(4)}, "x": {PoolSize: ptr(1)}}
+	if modesChanged(a, b) {
+		t.Error("sizes only: reported as a mode change")
+	}
+	b.Pools["x"] = PoolSettings{PoolMode: ptr("session")}
+	if !modesChanged(a, b) {
+		t.Error("a new key with a mode: not reported")
+	}
+	delete(b.Pools, "x")
+	b.PoolMode = "transaction"
+	if !modesChanged(a, b) {
+		t.Error("top-level mode: not reported")
+	}
+}

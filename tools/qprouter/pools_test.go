@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// TestPerPoolSettings runs one qprouter whose config file gives one
+// database a pool mode and size of its own: template1 in session mode
+// with one server connection (a second client waits and times out while
+// the first is connected), postgres as user postgres in transaction mode
+// with one server connection (two connected clients share it), and
+// /api/pools reports each pool's mode and size. With and without the
+// event loop (which accepts every client when the top-level mode is
+// transaction and hands session-mode ones to goroutines).
+func TestPerPoolSettings(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, loop := range []bool{true, false} {
+		t.Run(fmt.Sprintf("event-loop=%v", loop), func(t *testing.T) {
+			dir := t.TempDir()
+			cfgPath := filepath.Join(dir, "qprouter.toml")
+			write(t, cfgPath, `pool_mode = "transaction"
+pool_size = 4
+[pools.template1]
+pool_mode = "session"
+pool_size = 1
+acquire_timeout = "300ms"
+[pools."postgres/postgres"]
+pool_size = 1
+`)
+			adminAddr := freeAddr(t)
+			args := []string{"--config", cfgPath, "--admin", adminAddr, fmt.Sprintf("--event-loop=%v", loop)}
+			url, stop := startRouter(t, c.URL(), args...)
+			defer stop()
+			bg := context.Background()
+			connect := func(db string) (*pgx.Conn, error) {
+				return pgx.Connect(bg, strings.Replace(url, "/postgres?", "/"+db+"?", 1))
+			}
+			pid := func(cn *pgx.Conn) (int, error) {
+				var p int
+				err := cn.QueryRow(bg, "SELECT pg_backend_pid()").Scan(&p)
+				return p, err
+			}
+
+			// Transaction mode, one server connection: two clients share it.
+			a, err := connect("postgres")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close(bg)
+			b, err := connect("postgres")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close(bg)
+			pa, errA := pid(a)
+			pb, errB := pid(b)
+			if errA != nil || errB != nil || pa != pb {
+				t.Errorf("postgres/postgres (transaction, size 1): pids %d and %d (%v, %v), want one shared server", pa, pb, errA, errB)
+			}
+
+			// Session mode, one server connection: the second client waits
+			// for the first one's server and times out after 300 ms.
+			s1, err := connect("template1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pid(s1); err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			err = func() error {
+				s2, err := connect("template1")
+				if err != nil {
+					return err
+				}
+				defer s2.Close(bg)
+				_, err = pid(s2)
+				return err
+			}()
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "53300" {
+				t.Errorf("a second template1 client while the first holds the session's server: %v, want 53300", err)
+			} else if d := time.Since(t0); d < 250*time.Millisecond {
+				t.Errorf("the second client's wait: %v, want the pool's 300ms acquire timeout", d)
+			}
+			p1, _ := pid(s1)
+			s1.Close(bg)
+			s3, err := connect("template1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s3.Close(bg)
+			if p3, err := pid(s3); err != nil || p3 != p1 {
+				t.Errorf("template1 after the first client left: pid %d (%v), want its server %d", p3, err, p1)
+			}
+
+			// A session-mode client gets its server's notifications while
+			// idle, as in a session of its own.
+			if _, err := s3.Exec(bg, "LISTEN qp_pools"); err != nil {
+				t.Fatal(err)
+			}
+			direct, err := pgx.Connect(bg, c.DBURL("template1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close(bg)
+			if _, err := direct.Exec(bg, "NOTIFY qp_pools, 'hello'"); err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(bg, 5*time.Second)
+			n, err := s3.WaitForNotification(wctx)
+			cancel()
+			if err != nil || n.Channel != "qp_pools" || n.Payload != "hello" {
+				t.Errorf("notification to an idle session-mode client: %+v, %v", n, err)
+			}
+
+			var pools struct {
+				Pools []struct {
+					Name    string `json:"name"`
+					Mode    string `json:"mode"`
+					MaxSize int    `json:"max_size"`
+				} `json:"pools"`
+			}
+			getJSON(t, "http://"+adminAddr+"/api/pools", &pools)
+			got := map[string]string{}
+			for _, p := range pools.Pools {
+				got[p.Name] = fmt.Sprintf("%s %d", p.Mode, p.MaxSize)
+			}
+			if got["template1/postgres"] != "session 1" || got["postgres/postgres"] != "transaction 1" {
+				t.Errorf("/api/pools: %v, want template1/postgres session 1, postgres/postgres transaction 1", got)
+			}
+		})
+	}
+}

@@ -35,6 +35,15 @@ type Settings struct {
 	// same keys: each matters only when nothing above the file (a flag,
 	// the environment, the --config file) sets that key instead.
 	Errors map[string]error
+	// Pools are the per-pool settings of [databases] and [users] entries
+	// (pool_size, min_pool_size, pool_mode), by qprouter's per-pool table
+	// names ("database", "*/user") and then config keys ("pool_size",
+	// "min_idle", "pool_mode"), values in flag syntax.
+	Pools map[string]map[string]string
+	// PoolErrors are per-pool values qprouter cannot use (a pool_mode of
+	// statement, a pool_size that is no number); unlike Errors nothing
+	// above the file replaces them.
+	PoolErrors []error
 	// Notes are what the file sets that qprouter ignores or does
 	// differently, to log once: warnings, and debug lines for keys that
 	// only tune PgBouncer's sockets, buffers or logging.

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -99,8 +100,6 @@ func TestBouncerRefused(t *testing.T) {
 		{"[databases]\na = host=db1 password=x\nb = host=db1 password=y\n", "server_url", "[databases] b and [databases] a have different passwords"},
 		{"[databases]\na = host='db1\n", "server_url", "[databases] a = host='db1: a quoted value is not closed"},
 		{"[pgbouncer]\nauth_type = trust\n", "server_url", "no [databases] entry to take the server from"},
-		{base + "pool_mode = session\n[users]\nbob = pool_mode=transaction\n", "pool_mode", "[users] bob: pool_mode=transaction differs from [pgbouncer] pool_mode = session"},
-		{"[databases]\na = host=db1 pool_mode=transaction\n", "pool_mode", "[databases] a: pool_mode=transaction differs from [pgbouncer] pool_mode = session"},
 		{"[databases]\n* = host=db1\n", "auth_file", "auth_type = md5 without auth_file or auth_user"},
 		{base + "auth_type = hba\n", "auth_file", "auth_type = hba is not supported by qprouter"},
 		{base + "listen_addr = 127.0.0.1,::1\n", "listen", "listen_addr = 127.0.0.1,::1: qprouter listens on one address"},
@@ -181,7 +180,7 @@ func TestBouncerIncludeAndValues(t *testing.T) {
 // Unknown keys are one warning; ignored keys set away from PgBouncer's
 // default are one warning each; per-database settings are warned about.
 func TestBouncerWarnings(t *testing.T) {
-	s := load(t, base+"frobnicate = 1\nmax_db_connections = 50\nquery_timeout = 0\nreserve_pool_size = 5\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 connect_query='SELECT 1' colour=blue\n[peers]\n1 = host=p1\n[extra]\n")
+	s := load(t, base+"frobnicate = 1\nmax_db_connections = 50\nquery_timeout = 0\nreserve_pool_size = 5\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 reserve_pool=2 connect_query='SELECT 1' colour=blue\n* = host=127.0.0.1 port=5432 pool_size=3\n[peers]\n1 = host=p1\n[extra]\n")
 	if len(s.Errors) > 0 {
 		t.Fatalf("errors: %v", s.Errors)
 	}
@@ -191,7 +190,8 @@ func TestBouncerWarnings(t *testing.T) {
 		"max_db_connections = 50 ignored: no cap per database",
 		"reserve_pool_size = 5 ignored: there is no reserve pool",
 		"[databases] x: user=app is not forced",
-		"[databases] x: pool_size=5 ignored",
+		"[databases] x: reserve_pool=2 ignored: qprouter's per-pool settings are pool_size, min_pool_size and pool_mode",
+		"[databases] *: pool_size=3 ignored: the [pgbouncer] settings apply to databases without an entry of their own",
 		"[databases] x: connect_query=SELECT 1 ignored",
 		"[peers] ignored",
 	} {
@@ -233,5 +233,33 @@ func TestBouncerAuthQuery(t *testing.T) {
 	}
 	if w := notes(s, slog.LevelWarn); strings.Contains(w, "auth_") {
 		t.Errorf("warned about the auth query:\n%s", w)
+	}
+}
+
+// Per-database pool_size, min_pool_size and pool_mode, and per-user
+// pool_mode, become qprouter's per-pool tables; values qprouter cannot use
+// are refused, naming the entry.
+func TestBouncerPools(t *testing.T) {
+	s := load(t, base+"pool_mode = transaction\n[databases]\napp = host=127.0.0.1 port=5432 pool_size=0x10 min_pool_size=2 pool_mode=Session\n[users]\nmigrator = pool_mode=session\n")
+	want := map[string]map[string]string{
+		"app":        {"pool_size": "16", "min_idle": "2", "pool_mode": "session"},
+		"*/migrator": {"pool_mode": "session"},
+	}
+	if !reflect.DeepEqual(s.Pools, want) || len(s.PoolErrors) > 0 || len(s.Errors) > 0 {
+		t.Errorf("pools %v, errors %v %v; want %v", s.Pools, s.PoolErrors, s.Errors, want)
+	}
+	if s.Values["pool_mode"] != "transaction" {
+		t.Errorf("top-level pool_mode %q", s.Values["pool_mode"])
+	}
+	for text, msg := range map[string]string{
+		"[databases]\napp = host=127.0.0.1 pool_mode=statement\n": "[databases] app: pool_mode=statement: qprouter has session and transaction modes",
+		"[databases]\napp = host=127.0.0.1 pool_size=0\n":         "[databases] app: pool_size=0: want a whole number",
+		"[databases]\napp = host=127.0.0.1 min_pool_size=x\n":     "[databases] app: min_pool_size=x: want a whole number",
+		base + "[users]\nbob = pool_mode=statement\n":             "[users] bob: pool_mode=statement",
+	} {
+		s := load(t, text)
+		if len(s.PoolErrors) != 1 || !strings.Contains(s.PoolErrors[0].Error(), msg) {
+			t.Errorf("%q: %v, want %q", text, s.PoolErrors, msg)
+		}
 	}
 }

@@ -13,9 +13,13 @@ import (
 	"gopkg.in/ini.v1"
 )
 
-// perPool are the connection-string keys of PgBouncer's per-database (and
-// per-user) settings: qprouter has one set of pool settings for every pool.
-var perPool = []string{"pool_size", "min_pool_size", "reserve_pool", "reserve_pool_size", "max_db_connections",
+// poolKeys are the connection-string keys of PgBouncer's per-database
+// (and per-user) settings that qprouter's per-pool tables take, with
+// their qprouter names.
+var poolKeys = map[string]string{"pool_size": "pool_size", "min_pool_size": "min_idle", "pool_mode": "pool_mode"}
+
+// perPool are the other per-database (and per-user) settings: ignored.
+var perPool = []string{"reserve_pool", "reserve_pool_size", "max_db_connections",
 	"max_db_client_connections", "query_wait_timeout", "server_lifetime", "load_balance_hosts",
 	"max_user_connections", "max_user_client_connections"}
 
@@ -83,13 +87,11 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 		case first.password == "":
 			first.password = t.password
 		}
-		if mode, ok := params["pool_mode"]; ok && strings.ToLower(mode) != server.poolMode {
-			m.refuse("pool_mode", "%s: pool_mode=%s differs from [pgbouncer] pool_mode = %s: qprouter has one mode for every pool", at, mode, server.poolMode)
-		}
+		m.poolParams(at, name, params)
 		if u, ok := params["user"]; ok {
 			m.warn("%s: user=%s is not forced: qprouter logs in to the server as each client's own user (clients logging in as %s are not affected)", at, u, u)
 		}
-		m.otherParams(at, params, "host", "port", "dbname", "password", "user", "pool_mode")
+		m.otherParams(at, params, "host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode")
 	}
 	if first == nil {
 		return
@@ -119,9 +121,31 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 	m.set("server_url", u.String())
 }
 
-// users maps [users]: per-user settings are not supported, and a user's
-// pool_mode must be the one of [pgbouncer].
-func (m *mapper) users(f *ini.File, poolMode string) {
+// poolParams maps the per-pool keys of the entry at (database or user
+// name, as a per-pool table name) to qprouter's per-pool settings. The
+// wildcard database's apply to every database PgBouncer creates from it,
+// which qprouter has no table for: they are ignored with a warning.
+func (m *mapper) poolParams(at, table string, params map[string]string) {
+	var ignored []string
+	for _, k := range sortedKeys(params) {
+		key, ok := poolKeys[k]
+		if !ok {
+			continue
+		}
+		if table == "*" {
+			ignored = append(ignored, k+"="+params[k])
+			continue
+		}
+		m.poolValue(at, table, k, key, params[k])
+	}
+	if len(ignored) > 0 {
+		m.warn("%s: %s ignored: the [pgbouncer] settings apply to databases without an entry of their own", at, strings.Join(ignored, " "))
+	}
+}
+
+// users maps [users]: a user's pool_mode becomes the "*/user" per-pool
+// table; other per-user settings are ignored.
+func (m *mapper) users(f *ini.File) {
 	sec, err := f.GetSection("users")
 	if err != nil {
 		return
@@ -133,8 +157,8 @@ func (m *mapper) users(f *ini.File, poolMode string) {
 			m.warn("%s = %s ignored: %v", at, k.Value(), err)
 			continue
 		}
-		if mode, ok := params["pool_mode"]; ok && strings.ToLower(mode) != poolMode {
-			m.refuse("pool_mode", "%s: pool_mode=%s differs from [pgbouncer] pool_mode = %s: qprouter has one mode for every pool", at, mode, poolMode)
+		if mode, ok := params["pool_mode"]; ok {
+			m.poolValue(at, "*/"+unquoteKey(k.Name()), "pool_mode", "pool_mode", mode)
 		}
 		m.otherParams(at, params, "pool_mode")
 	}
@@ -156,7 +180,7 @@ func (m *mapper) otherParams(at string, params map[string]string, handled ...str
 		}
 	}
 	if len(pool) > 0 {
-		m.warn("%s: %s ignored: qprouter has one set of pool settings ([pgbouncer]) for every pool", at, strings.Join(pool, " "))
+		m.warn("%s: %s ignored: qprouter's per-pool settings are pool_size, min_pool_size and pool_mode", at, strings.Join(pool, " "))
 	}
 	if len(server) > 0 {
 		m.warn("%s: %s ignored: qprouter takes users from auth_file only and sets on the server only what each client sends", at, strings.Join(server, " "))

@@ -31,7 +31,7 @@ type mapper struct {
 }
 
 func mapFile(path string, f *ini.File) *Settings {
-	m := &mapper{path: path, s: &Settings{Values: map[string]string{}, Errors: map[string]error{}}}
+	m := &mapper{path: path, s: &Settings{Values: map[string]string{}, Errors: map[string]error{}, Pools: map[string]map[string]string{}}}
 	m.note(slog.LevelInfo, "settings from pgbouncer.ini %s, beneath the command line, the environment and --config", path)
 	kv := func(name string) map[string]string {
 		out := map[string]string{}
@@ -44,7 +44,7 @@ func mapFile(path string, f *ini.File) *Settings {
 	}
 	server := m.pgbouncer(kv("pgbouncer"))
 	m.databases(f, server)
-	m.users(f, server.poolMode)
+	m.users(f)
 	for _, sec := range f.Sections() {
 		switch name := sec.Name(); name {
 		case ini.DefaultSection, "pgbouncer", "databases", "users":
@@ -65,6 +65,30 @@ func (m *mapper) set(key, value string) {
 	if _, refused := m.s.Errors[key]; !refused {
 		m.s.Values[key] = value
 	}
+}
+
+// poolValue records a per-pool setting of table (a [databases] or [users]
+// entry, at) from the PgBouncer key, refusing a value qprouter cannot use.
+func (m *mapper) poolValue(at, table, bkey, key, value string) {
+	switch key {
+	case "pool_mode":
+		value = strings.ToLower(value)
+		if value != "session" && value != "transaction" {
+			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: qprouter has session and transaction modes", m.path, at, bkey, value))
+			return
+		}
+	default:
+		n, err := strconv.ParseInt(value, 0, 32)
+		if err != nil || n < 0 || (key == "pool_size" && n < 1) {
+			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: want a whole number", m.path, at, bkey, value))
+			return
+		}
+		value = strconv.FormatInt(n, 10)
+	}
+	if m.s.Pools[table] == nil {
+		m.s.Pools[table] = map[string]string{}
+	}
+	m.s.Pools[table][key] = value
 }
 
 // refuse records why the file's value for key cannot be used (the first

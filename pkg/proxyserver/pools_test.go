@@ -140,3 +140,23 @@ func TestModesChanged(t *testing.T) {
 		t.Error("top-level mode: not reported")
 	}
 }
+
+// TestPoolsFromValues: text values in flag syntax, and a refusal naming
+// the table and key.
+func TestPoolsFromValues(t *testing.T) {
+	pools, err := PoolsFromValues(map[string]map[string]string{"app": {"pool_size": "3", "idle_timeout": "1m", "pool_mode": "session"}})
+	app := pools["app"]
+	if err != nil || *app.PoolSize != 3 || *app.IdleTimeout != time.Minute || *app.PoolMode != "session" || app.MinIdle != nil {
+		t.Errorf("%+v %v", pools, err)
+	}
+	for vals, want := range map[string]string{
+		"pool_size=x":    `pools."app": pool_size = x: want a whole number`,
+		"max_lifetime=3": `pools."app": max_lifetime = 3: time: missing unit`,
+		"colour=blue":    `pools."app": colour = blue: not a per-pool setting`,
+	} {
+		k, v, _ := strings.Cut(vals, "=")
+		if _, err := PoolsFromValues(map[string]map[string]string{"app": {k: v}}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", vals, err, want)
+		}
+	}
+}

@@ -81,6 +81,7 @@ Exit codes: 0 ok, 1 could not serve, 2 bad usage.`
 // the notes of a --pgbouncer-ini file to log.
 func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, notes []bouncerini.Note, exited bool, code int, err error) {
 	c := &cli{}
+	var iniPools map[string]proxyserver.PoolSettings
 	config := kong.Configuration(proxyserver.TOMLResolver)
 	kctx, exited, code, err := cmdline.Parse(c, "qprouter", description, args, stdout, stderr, config)
 	if exited || err != nil {
@@ -101,6 +102,12 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 		if err := layer.Err(); err != nil {
 			return cfg, nil, false, 0, err
 		}
+		if err := errors.Join(b.PoolErrors...); err != nil {
+			return cfg, nil, false, 0, err
+		}
+		if iniPools, err = proxyserver.PoolsFromValues(b.Pools); err != nil {
+			return cfg, nil, false, 0, err
+		}
 		notes = b.Notes
 	}
 	cfg = proxyserver.Config(c.Settings)
@@ -109,6 +116,8 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 			return cfg, nil, false, 0, err
 		}
 	}
+	// The config file's tables over pgbouncer.ini's, field by field.
+	cfg.Pools = proxyserver.MergePools(cfg.Pools, iniPools)
 	return cfg, notes, false, 0, cfg.Check()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -140,5 +141,36 @@ pool_size = 1
 				t.Errorf("/api/pools: %v, want template1/postgres session 1, postgres/postgres transaction 1", got)
 			}
 		})
+	}
+}
+
+// TestPerPoolLayers: a pgbouncer.ini's per-database and per-user pool
+// settings become per-pool tables, beneath the --config file's tables
+// field by field; a value qprouter cannot use stops the start.
+func TestPerPoolLayers(t *testing.T) {
+	dir := t.TempDir()
+	ini := filepath.Join(dir, "pgbouncer.ini")
+	write(t, ini, "[databases]\n* = host=127.0.0.1 port=5433\nreports = host=127.0.0.1 port=5433 pool_size=3 pool_mode=session\n"+
+		"[users]\nmigrator = pool_mode=session\n[pgbouncer]\nauth_type = trust\npool_mode = transaction\n")
+	toml := filepath.Join(dir, "qprouter.toml")
+	write(t, toml, "[pools.reports]\npool_size = 2\nacquire_timeout = \"1s\"\n")
+	cfg, _, _, _, err := parse([]string{"--pgbouncer-ini", ini, "--config", toml}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, m := cfg.Pools["reports"], cfg.Pools["*/migrator"]
+	if len(cfg.Pools) != 2 || r.PoolSize == nil || *r.PoolSize != 2 || r.PoolMode == nil || *r.PoolMode != "session" ||
+		r.AcquireTimeout == nil || *r.AcquireTimeout != time.Second || m.PoolMode == nil || *m.PoolMode != "session" || m.PoolSize != nil {
+		t.Errorf("pools: %+v", cfg.Pools)
+	}
+	write(t, ini, "[databases]\nreports = host=127.0.0.1 port=5433 pool_mode=statement\n[pgbouncer]\nauth_type = trust\n")
+	if _, _, _, _, err := parse([]string{"--pgbouncer-ini", ini}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "[databases] reports: pool_mode=statement") {
+		t.Errorf("statement mode for one database: %v", err)
+	}
+	write(t, toml, "[pools.reports]\npool_sise = 2\n")
+	if _, _, _, _, err := parse([]string{"--config", toml, "--server-url", "postgres://x@127.0.0.1:1/x"}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), `unknown per-pool settings: pools."reports": pool_sise`) {
+		t.Errorf("misspelt per-pool key: %v", err)
 	}
 }

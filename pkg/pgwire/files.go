@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"os"
+	"sync/atomic"
 )
 
 // LoadUserList reads a pgbouncer-style userlist file (ReadUserList) by
@@ -29,4 +30,37 @@ func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Certificate is a server certificate that can be replaced while serving
+// (a certificate renewed on disk, then a reload): each TLS handshake
+// takes the current one, connections already open keep theirs.
+type Certificate struct{ cert atomic.Pointer[tls.Certificate] }
+
+// LoadCertificate reads a PEM certificate and key; Config gives the TLS
+// settings that serve it.
+func LoadCertificate(certFile, keyFile string) (*Certificate, error) {
+	c := &Certificate{}
+	if err := c.Reload(certFile, keyFile); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Reload reads the certificate and key again; on error the current pair
+// stays.
+func (c *Certificate) Reload(certFile, keyFile string) error {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("tls: %w", err)
+	}
+	c.cert.Store(&cert)
+	return nil
+}
+
+// Config is the server TLS settings (TLS 1.2 or newer) with c's current
+// certificate.
+func (c *Certificate) Config() *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return c.cert.Load(), nil }}
 }

@@ -56,6 +56,7 @@ type Server struct {
 	cfg   Config
 	users map[string]pgwire.Credential // nil: trust every client (unless authq)
 	authq *authQuery                   // nil: no auth query
+	cert  *pgwire.Certificate          // nil: no client TLS
 }
 
 // Serve runs a Server from opts until ctx ends, then drains for
@@ -105,9 +106,10 @@ func New(opts Options) (*Server, error) {
 	}
 	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS}
 	if c.TLSCert != "" {
-		if auth.TLS, err = pgwire.LoadTLS(c.TLSCert, c.TLSKey); err != nil {
+		if s.cert, err = pgwire.LoadCertificate(c.TLSCert, c.TLSKey); err != nil {
 			return nil, configError(err)
 		}
+		auth.TLS = s.cert.Config()
 	}
 	popts := proxy.Options{
 		Mode:              c.mode(),
@@ -250,6 +252,13 @@ func (s *Server) reload() error {
 	nu, err := loadUsers(nc.AuthFile)
 	if err != nil {
 		return err
+	}
+	// The certificate files are read again (a renewed certificate); TLS
+	// itself, on or off and required or not, stays as at the start.
+	if s.cert != nil && nc.TLSCert != "" {
+		if err := s.cert.Reload(nc.TLSCert, nc.TLSKey); err != nil {
+			return configError(err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// writeCert writes a self-signed certificate for 127.0.0.1 with serial
+// and its key to dir/cert.pem and dir/key.pem.
+func writeCert(t *testing.T, dir string, serial int64) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "cert.pem"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	write(t, filepath.Join(dir, "key.pem"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})))
+}
+
+// TestTLSReload: SIGHUP reads the certificate files again, so a renewed
+// certificate serves new clients while connected ones keep going; a
+// broken pair fails the reload and the current certificate stays.
+func TestTLSReload(t *testing.T) {
+	c := pgtest.Shared(t)
+	dir := t.TempDir()
+	writeCert(t, dir, 1)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrc := make(chan string, 1)
+	codec := make(chan int, 1)
+	hup := make(chan os.Signal, 1)
+	var logs syncBuf
+	go func() {
+		codec <- run(ctx, []string{"--server-url", c.URL(), "--listen", "127.0.0.1:0", "--require-tls",
+			"--tls-cert", filepath.Join(dir, "cert.pem"), "--tls-key", filepath.Join(dir, "key.pem")}, &logs, &logs, hup, func(a string) { addrc <- a })
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-codec:
+		t.Fatalf("exited %d: %s", code, logs.String())
+	}
+	bg := context.Background()
+	connect := func() (*pgx.Conn, int64) {
+		t.Helper()
+		conn, err := pgx.Connect(bg, "postgres://postgres@"+addr+"/postgres?sslmode=require")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc, ok := conn.PgConn().Conn().(*tls.Conn)
+		if !ok {
+			t.Fatalf("not TLS: %T", conn.PgConn().Conn())
+		}
+		return conn, tc.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
+	}
+	reload := func(want string) {
+		t.Helper()
+		n := strings.Count(logs.String(), want)
+		hup <- syscall.SIGHUP
+		for deadline := time.Now().Add(10 * time.Second); strings.Count(logs.String(), want) == n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q after SIGHUP:\n%s", want, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	old, serial := connect()
+	defer old.Close(bg)
+	if serial != 1 {
+		t.Fatalf("first certificate: serial %d", serial)
+	}
+	writeCert(t, dir, 2)
+	reload("reloaded")
+	renewed, serial := connect()
+	renewed.Close(bg)
+	if serial != 2 {
+		t.Errorf("after SIGHUP with a renewed certificate: serial %d, want 2", serial)
+	}
+	var n int
+	if err := old.QueryRow(bg, "SELECT 7").Scan(&n); err != nil || n != 7 {
+		t.Errorf("a client connected before the reload: %d, %v", n, err)
+	}
+
+	write(t, filepath.Join(dir, "key.pem"), "not a key\n")
+	reload("reload failed")
+	if !strings.Contains(logs.String(), "tls: ") {
+		t.Errorf("the failed reload does not say what failed:\n%s", logs.String())
+	}
+	again, serial := connect()
+	again.Close(bg)
+	if serial != 2 {
+		t.Errorf("after a failed reload: serial %d, want the current certificate's 2", serial)
+	}
+	stop()
+	if code := <-codec; code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+}

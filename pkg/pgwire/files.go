@@ -35,7 +35,9 @@ func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
 // Certificate is a server certificate that can be replaced while serving
 // (a certificate renewed on disk, then a reload): each TLS handshake
 // takes the current one, connections already open keep theirs.
-type Certificate struct{ cert atomic.Pointer[tls.Certificate] }
+type Certificate struct {
+	cert atomic.Pointer[tls.Certificate]
+}
 
 // LoadCertificate reads a PEM certificate and key; Config gives the TLS
 // settings that serve it.

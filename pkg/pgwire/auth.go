@@ -43,11 +43,11 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
 		return reply(c, fatal(CodeInvalidAuthorization, "connection rejected for user \"%s\", database \"%s\"", user, db))
 	case AuthMD5:
 		if known && isSCRAMVerifier(cred.Password) {
-			return authSCRAM(c, user, cred.Password, true)
+			return authSCRAM(c, user, cred.Password, true, endPoint(st.cert))
 		}
 		return authMD5(c, user, cred.Password, known)
 	case AuthSCRAM:
-		return authSCRAM(c, user, cred.Password, known)
+		return authSCRAM(c, user, cred.Password, known, endPoint(st.cert))
 	}
 	return reply(c, fatal(CodeInvalidAuthorization, "no valid authentication method for user \"%s\"", user))
 }

@@ -162,7 +162,7 @@ func (h *Handshake) startupMessage(out []byte, code uint32, n int) ([]byte, Step
 	case cred.Method == AuthTrust:
 	case cred.Method == AuthMD5 && isSCRAMVerifier(cred.Password), cred.Method == AuthSCRAM:
 		// As authenticate: md5 with a SCRAM verifier stored runs SCRAM.
-		h.scram = newSCRAMExchange(h.st.Params["user"], cred.Password, true)
+		h.scram = newSCRAMExchange(h.st.Params["user"], cred.Password, true, nil) // no TLS on the loop
 		answer = h.scram.start(answer)
 		h.wait = waitSASLFirst
 	case cred.Method == AuthMD5 && cred.Password != "":

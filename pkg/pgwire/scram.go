@@ -1,4 +1,4 @@
-// SCRAM-SHA-256 server side (RFC 5802, RFC 7677) as PostgreSQL runs it: no channel binding.
+// SCRAM-SHA-256 server side (RFC 5802, RFC 7677) as PostgreSQL runs it, with SCRAM-SHA-256-PLUS (tls-server-end-point channel binding) over TLS.
 
 package pgwire
 
@@ -8,11 +8,15 @@ import (
 	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/sha512"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -25,6 +29,8 @@ import (
 
 const (
 	scramMechanism  = "SCRAM-SHA-256"
+	scramPlus       = "SCRAM-SHA-256-PLUS"
+	cbType          = "tls-server-end-point" // RFC 5929, the one PostgreSQL supports
 	scramPrefix     = "SCRAM-SHA-256$"
 	scramIterations = 4096 // PostgreSQL's scram_iterations default
 	scramSaltLen    = 16   // PostgreSQL's SCRAM_DEFAULT_SALT_LEN
@@ -180,8 +186,8 @@ func mockSecret(user string) *scramSecret {
 // authSCRAM runs a SCRAM-SHA-256 exchange on c (scramExchange's steps
 // with blocking reads). stored is a verifier or the plaintext; an unknown
 // user gets the same exchange with a mock secret.
-func authSCRAM(c io.ReadWriter, user, stored string, known bool) error {
-	x := newSCRAMExchange(user, stored, known)
+func authSCRAM(c io.ReadWriter, user, stored string, known bool, cb []byte) error {
+	x := newSCRAMExchange(user, stored, known, cb)
 	if _, err := c.Write(x.start(nil)); err != nil {
 		return err
 	}
@@ -210,10 +216,15 @@ type scramExchange struct {
 	cf          clientFirst
 	serverFirst string
 	fullNonce   string
+	// cb is the TLS connection's channel binding data (endPoint); nil
+	// without TLS, and then SCRAM-SHA-256-PLUS is not offered. plus: the
+	// client chose it.
+	cb   []byte
+	plus bool
 }
 
-func newSCRAMExchange(user, stored string, known bool) *scramExchange {
-	x := &scramExchange{user: user}
+func newSCRAMExchange(user, stored string, known bool, cb []byte) *scramExchange {
+	x := &scramExchange{user: user, cb: cb}
 	switch {
 	case !known:
 		x.doomed = ErrUnknownUser
@@ -238,7 +249,11 @@ func newSCRAMExchange(user, stored string, known bool) *scramExchange {
 
 // start appends AuthenticationSASL to dst.
 func (x *scramExchange) start(dst []byte) []byte {
-	out, _ := (&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scramMechanism}}).Encode(dst)
+	mechs := []string{scramMechanism}
+	if x.cb != nil {
+		mechs = []string{scramPlus, scramMechanism} // the stronger first, as PostgreSQL lists them
+	}
+	out, _ := (&pgproto3.AuthenticationSASL{AuthMechanisms: mechs}).Encode(dst)
 	return out
 }
 
@@ -249,10 +264,11 @@ func (x *scramExchange) first(dst, body []byte) ([]byte, *Error) {
 	if err != nil {
 		return nil, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid SASL initial response", Err: err}
 	}
-	if mech != scramMechanism {
+	x.plus = mech == scramPlus && x.cb != nil
+	if mech != scramMechanism && !x.plus {
 		return nil, fatal(CodeProtocolViolation, "client selected an invalid SASL authentication mechanism")
 	}
-	cf, e := parseClientFirst(first)
+	cf, e := parseClientFirst(first, x.plus, x.cb != nil)
 	if e != nil {
 		return nil, e
 	}
@@ -269,7 +285,11 @@ func (x *scramExchange) first(dst, body []byte) ([]byte, *Error) {
 // answers SASLFinal, appended to dst; or the refusal to send (28P01 for
 // a wrong proof or a doomed exchange).
 func (x *scramExchange) final(dst, body []byte) ([]byte, *Error) {
-	final, e := parseClientFinal(string(body), x.cf.gs2Header, x.fullNonce)
+	cbind := []byte(x.cf.gs2Header)
+	if x.plus {
+		cbind = append(cbind, x.cb...)
+	}
+	final, e := parseClientFinal(string(body), cbind, x.fullNonce)
 	if e != nil {
 		return nil, e
 	}
@@ -307,7 +327,7 @@ func parseSASLInitial(b []byte) (mech string, data string, err error) {
 }
 
 type clientFirst struct {
-	gs2Header string // "n,," or "y,,"
+	gs2Header string // "n,,", "y,," or "p=tls-server-end-point,,"
 	bare      string // client-first-message-bare
 	nonce     string
 }
@@ -317,24 +337,43 @@ func malformed(format string, args ...any) *Error {
 }
 
 // parseClientFirst reads gs2-header client-first-message-bare:
-// ("n" | "y") "," [authzid] "," ["m=" ext ","] "n=" user "," "r=" nonce ["," ext ...]
-func parseClientFirst(s string) (clientFirst, *Error) {
+// ("n" | "y" | "p=" cb-name) "," [authzid] "," ["m=" ext ","] "n=" user "," "r=" nonce ["," ext ...]
+// plus: the client chose SCRAM-SHA-256-PLUS; offered: the server offered
+// it. The checks are PostgreSQL's, a downgrade ("y" when the server
+// offered channel binding) included.
+func parseClientFirst(s string, plus, offered bool) (clientFirst, *Error) {
 	var cf clientFirst
+	comma := 1 // the end of the channel-binding flag
 	switch {
-	case strings.HasPrefix(s, "p"):
-		return cf, fatal(CodeProtocolViolation, "channel binding is not supported: the client sent a \"p=\" gs2 header, but the server offered only SCRAM-SHA-256")
+	case strings.HasPrefix(s, "p="):
+		if !plus {
+			return cf, fatal(CodeProtocolViolation, "the client selected SCRAM-SHA-256 without channel binding, but the SCRAM message includes channel binding data")
+		}
+		comma = strings.IndexByte(s, ',')
+		if comma < 0 {
+			return cf, malformed("unexpected end of channel-binding flag")
+		}
+		if name := s[2:comma]; name != cbType {
+			return cf, fatal(CodeProtocolViolation, "unsupported SCRAM channel-binding type \"%s\"", clip(name))
+		}
 	case strings.HasPrefix(s, "n,"), strings.HasPrefix(s, "y,"):
+		if plus {
+			return cf, fatal(CodeProtocolViolation, "the client selected SCRAM-SHA-256-PLUS, but the SCRAM message does not include channel binding data")
+		}
+		if s[0] == 'y' && offered {
+			return cf, fatal(CodeProtocolViolation, "SCRAM channel binding negotiation error: the client supports SCRAM channel binding but thinks the server does not, and this server does")
+		}
 	default:
 		return cf, malformed("unexpected channel-binding flag")
 	}
-	rest := s[2:]
+	rest := s[comma+1:]
 	if strings.HasPrefix(rest, "a=") {
 		return cf, fatal(CodeFeatureNotSupported, "client uses authorization identity, but it is not supported")
 	}
 	if !strings.HasPrefix(rest, ",") {
 		return cf, malformed("unexpected characters after channel-binding flag")
 	}
-	cf.gs2Header = s[:3]
+	cf.gs2Header = s[:comma+2]
 	cf.bare = rest[1:]
 	attrs := strings.Split(cf.bare, ",")
 	if strings.HasPrefix(attrs[0], "m=") {
@@ -365,8 +404,9 @@ type clientFinal struct {
 	proof        []byte
 }
 
-// parseClientFinal reads "c=" cbind "," "r=" nonce ["," ext ...] "," "p=" proof.
-func parseClientFinal(s, gs2Header, nonce string) (clientFinal, *Error) {
+// parseClientFinal reads "c=" cbind "," "r=" nonce ["," ext ...] "," "p=" proof;
+// cbind must be want (the gs2 header, then any channel binding data).
+func parseClientFinal(s string, want []byte, nonce string) (clientFinal, *Error) {
 	var cf clientFinal
 	i := strings.LastIndex(s, ",p=")
 	if i < 0 {
@@ -383,7 +423,7 @@ func parseClientFinal(s, gs2Header, nonce string) (clientFinal, *Error) {
 		return cf, malformed("expected c= and r= attributes")
 	}
 	cbind, err := base64.StdEncoding.DecodeString(attrs[0][2:])
-	if err != nil || string(cbind) != gs2Header {
+	if err != nil || !bytes.Equal(cbind, want) {
 		return cf, fatal(CodeProtocolViolation, "SCRAM channel binding check failed")
 	}
 	if subtle.ConstantTimeCompare([]byte(attrs[1][2:]), []byte(nonce)) != 1 {
@@ -402,4 +442,35 @@ func clip(s string) string {
 		return s[:20] + "..."
 	}
 	return s
+}
+
+// endPoint is RFC 5929's tls-server-end-point channel binding data for
+// cert: its DER hashed with the hash of its signature algorithm (SHA-256
+// for MD5 and SHA-1). nil when that hash cannot be told (Ed25519, say):
+// SCRAM-SHA-256-PLUS is then not offered, as PostgreSQL does not.
+func endPoint(cert *tls.Certificate) []byte {
+	if cert == nil || len(cert.Certificate) == 0 {
+		return nil
+	}
+	leaf := cert.Leaf
+	if leaf == nil {
+		var err error
+		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return nil
+		}
+	}
+	var h hash.Hash
+	switch leaf.SignatureAlgorithm {
+	case x509.MD5WithRSA, x509.SHA1WithRSA, x509.DSAWithSHA1, x509.ECDSAWithSHA1,
+		x509.SHA256WithRSA, x509.DSAWithSHA256, x509.ECDSAWithSHA256, x509.SHA256WithRSAPSS:
+		h = sha256.New()
+	case x509.SHA384WithRSA, x509.ECDSAWithSHA384, x509.SHA384WithRSAPSS:
+		h = sha512.New384()
+	case x509.SHA512WithRSA, x509.ECDSAWithSHA512, x509.SHA512WithRSAPSS:
+		h = sha512.New()
+	default:
+		return nil
+	}
+	h.Write(leaf.Raw)
+	return h.Sum(nil)
 }

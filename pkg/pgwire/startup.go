@@ -33,6 +33,10 @@ type Startup struct {
 	Params map[string]string
 	TLS    bool       // the connection was upgraded to TLS
 	Cancel *CancelKey // set when the client sent a CancelRequest instead
+	// cert is the certificate the TLS handshake presented (for SCRAM
+	// channel binding); nil without TLS or when the tls.Config chose
+	// among several itself.
+	cert *tls.Certificate
 }
 
 // startup reads packets until a StartupMessage or a CancelRequest, upgrading
@@ -50,11 +54,11 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 		if hdr[0] == tlsRecordHandshake && !sslAsked && !gssAsked && cfg.TLS != nil {
 			// PostgreSQL 17's direct TLS: a ClientHello instead of an SSLRequest.
 			prefix := append(slices.Clone(hdr[:]), hc.take()...)
-			tc := tls.Server(&prefixConn{Conn: conn, prefix: prefix}, tlsConfig(cfg.TLS))
+			tc, served := serverTLS(&prefixConn{Conn: conn, prefix: prefix}, cfg.TLS)
 			if err := tc.Handshake(); err != nil {
 				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}
 			}
-			c, st.TLS, sslAsked = tc, true, true
+			c, st.TLS, st.cert, sslAsked = tc, true, *served, true
 			if tc.ConnectionState().NegotiatedProtocol != alpnPostgres {
 				return c, reply(c, fatal(CodeProtocolViolation, "received direct SSL connection request without ALPN protocol negotiation extension"))
 			}
@@ -90,11 +94,11 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 			if err := noneBuffered(hc); err != nil {
 				return c, err
 			}
-			tc := tls.Server(conn, tlsConfig(cfg.TLS))
+			tc, served := serverTLS(conn, cfg.TLS)
 			if err := tc.Handshake(); err != nil {
 				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}
 			}
-			c, st.TLS = tc, true
+			c, st.TLS, st.cert = tc, true, *served
 		case codeGSSENCRequest:
 			if n != 8 || gssAsked || st.TLS {
 				return c, reply(c, fatal(CodeProtocolViolation, "unexpected GSSENCRequest"))
@@ -177,14 +181,27 @@ func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
 	return nil
 }
 
-// tlsConfig is cfg with "postgresql" among its ALPN protocols.
-func tlsConfig(cfg *tls.Config) *tls.Config {
-	if slices.Contains(cfg.NextProtos, alpnPostgres) {
-		return cfg
-	}
+// serverTLS is the server side of a TLS handshake on conn with cfg
+// (ALPN "postgresql" added for direct TLS), and where the certificate it
+// presents is kept once the handshake is done: cfg's only certificate,
+// or what its GetCertificate returned.
+func serverTLS(conn net.Conn, cfg *tls.Config) (*tls.Conn, **tls.Certificate) {
 	c := cfg.Clone()
-	c.NextProtos = append(c.NextProtos, alpnPostgres)
-	return c
+	if !slices.Contains(c.NextProtos, alpnPostgres) {
+		c.NextProtos = append(c.NextProtos, alpnPostgres)
+	}
+	served := new(*tls.Certificate)
+	switch get := c.GetCertificate; {
+	case get != nil:
+		c.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			cert, err := get(h)
+			*served = cert
+			return cert, err
+		}
+	case len(c.Certificates) == 1:
+		*served = &c.Certificates[0]
+	}
+	return tls.Server(conn, c), served
 }
 
 // prefixConn replays bytes already read before reading the connection.

@@ -46,11 +46,15 @@ func writeCert(t *testing.T, dir string, serial int64) {
 
 // TestTLSReload: SIGHUP reads the certificate files again, so a renewed
 // certificate serves new clients while connected ones keep going; a
-// broken pair fails the reload and the current certificate stays.
+// broken pair fails the reload and the current certificate stays. The
+// clients log in with SCRAM and channel_binding=require, so the binding
+// follows the certificate each handshake presented.
 func TestTLSReload(t *testing.T) {
 	c := pgtest.Shared(t)
 	dir := t.TempDir()
 	writeCert(t, dir, 1)
+	users := filepath.Join(dir, "users.txt")
+	write(t, users, `"postgres" "s3cret"`+"\n")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	addrc := make(chan string, 1)
@@ -58,7 +62,7 @@ func TestTLSReload(t *testing.T) {
 	hup := make(chan os.Signal, 1)
 	var logs syncBuf
 	go func() {
-		codec <- run(ctx, []string{"--server-url", c.URL(), "--listen", "127.0.0.1:0", "--require-tls",
+		codec <- run(ctx, []string{"--server-url", c.URL(), "--listen", "127.0.0.1:0", "--require-tls", "--auth-file", users,
 			"--tls-cert", filepath.Join(dir, "cert.pem"), "--tls-key", filepath.Join(dir, "key.pem")}, &logs, &logs, hup, func(a string) { addrc <- a })
 	}()
 	var addr string
@@ -70,7 +74,7 @@ func TestTLSReload(t *testing.T) {
 	bg := context.Background()
 	connect := func() (*pgx.Conn, int64) {
 		t.Helper()
-		conn, err := pgx.Connect(bg, "postgres://postgres@"+addr+"/postgres?sslmode=require")
+		conn, err := pgx.Connect(bg, "postgres://postgres:s3cret@"+addr+"/postgres?sslmode=require&channel_binding=require")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,9 +36,11 @@ type Settings struct {
 	// the environment, the --config file) sets that key instead.
 	Errors map[string]error
 	// Pools are the per-pool settings of [databases] and [users] entries
-	// (pool_size, min_pool_size, pool_mode), by qprouter's per-pool table
-	// names ("database", "*/user") and then config keys ("pool_size",
-	// "min_idle", "pool_mode"), values in flag syntax.
+	// (pool_size, min_pool_size, pool_mode, server_lifetime,
+	// query_wait_timeout), by qprouter's per-pool table names ("database",
+	// "*/user") and then config keys ("pool_size", "min_idle",
+	// "pool_mode", "max_lifetime", "acquire_timeout"), values in flag
+	// syntax.
 	Pools map[string]map[string]string
 	// PoolErrors are per-pool values qprouter cannot use (a pool_mode of
 	// statement, a pool_size that is no number); unlike Errors nothing

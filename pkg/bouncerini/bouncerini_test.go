@@ -190,7 +190,7 @@ func TestBouncerWarnings(t *testing.T) {
 		"max_db_connections = 50 ignored: no cap per database",
 		"reserve_pool_size = 5 ignored: there is no reserve pool",
 		"[databases] x: user=app is not forced",
-		"[databases] x: reserve_pool=2 ignored: qprouter's per-pool settings are pool_size, min_pool_size and pool_mode",
+		"[databases] x: reserve_pool=2 ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime and query_wait_timeout",
 		"[databases] *: pool_size=3 ignored: the [pgbouncer] settings apply to databases without an entry of their own",
 		"[databases] x: connect_query=SELECT 1 ignored",
 		"[peers] ignored",
@@ -240,9 +240,9 @@ func TestBouncerAuthQuery(t *testing.T) {
 // pool_mode, become qprouter's per-pool tables; values qprouter cannot use
 // are refused, naming the entry.
 func TestBouncerPools(t *testing.T) {
-	s := load(t, base+"pool_mode = transaction\n[databases]\napp = host=127.0.0.1 port=5432 pool_size=0x10 min_pool_size=2 pool_mode=Session\n[users]\nmigrator = pool_mode=session\n")
+	s := load(t, base+"pool_mode = transaction\n[databases]\napp = host=127.0.0.1 port=5432 pool_size=0x10 min_pool_size=2 pool_mode=Session server_lifetime=90 query_wait_timeout=0\n[users]\nmigrator = pool_mode=session\n")
 	want := map[string]map[string]string{
-		"app":        {"pool_size": "16", "min_idle": "2", "pool_mode": "session"},
+		"app":        {"pool_size": "16", "min_idle": "2", "pool_mode": "session", "max_lifetime": "1m30s", "acquire_timeout": forever.String()},
 		"*/migrator": {"pool_mode": "session"},
 	}
 	if !reflect.DeepEqual(s.Pools, want) || len(s.PoolErrors) > 0 || len(s.Errors) > 0 {
@@ -255,6 +255,7 @@ func TestBouncerPools(t *testing.T) {
 		"[databases]\napp = host=127.0.0.1 pool_mode=statement\n": "[databases] app: pool_mode=statement: qprouter has session and transaction modes",
 		"[databases]\napp = host=127.0.0.1 pool_size=0\n":         "[databases] app: pool_size=0: want a whole number",
 		"[databases]\napp = host=127.0.0.1 min_pool_size=x\n":     "[databases] app: min_pool_size=x: want a whole number",
+		"[databases]\napp = host=127.0.0.1 server_lifetime=-1\n":  "[databases] app: server_lifetime=-1: want seconds",
 		base + "[users]\nbob = pool_mode=statement\n":             "[users] bob: pool_mode=statement",
 	} {
 		s := load(t, text)

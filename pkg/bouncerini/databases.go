@@ -16,11 +16,12 @@ import (
 // poolKeys are the connection-string keys of PgBouncer's per-database
 // (and per-user) settings that qprouter's per-pool tables take, with
 // their qprouter names.
-var poolKeys = map[string]string{"pool_size": "pool_size", "min_pool_size": "min_idle", "pool_mode": "pool_mode"}
+var poolKeys = map[string]string{"pool_size": "pool_size", "min_pool_size": "min_idle", "pool_mode": "pool_mode",
+	"server_lifetime": "max_lifetime", "query_wait_timeout": "acquire_timeout"}
 
 // perPool are the other per-database (and per-user) settings: ignored.
 var perPool = []string{"reserve_pool", "reserve_pool_size", "max_db_connections",
-	"max_db_client_connections", "query_wait_timeout", "server_lifetime", "load_balance_hosts",
+	"max_db_client_connections", "load_balance_hosts",
 	"max_user_connections", "max_user_client_connections"}
 
 // onServer are the keys PgBouncer applies to its server connections.
@@ -91,7 +92,8 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 		if u, ok := params["user"]; ok {
 			m.warn("%s: user=%s is not forced: qprouter logs in to the server as each client's own user (clients logging in as %s are not affected)", at, u, u)
 		}
-		m.otherParams(at, params, "host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode")
+		m.otherParams(at, params, "host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode",
+			"server_lifetime", "query_wait_timeout")
 	}
 	if first == nil {
 		return
@@ -180,7 +182,7 @@ func (m *mapper) otherParams(at string, params map[string]string, handled ...str
 		}
 	}
 	if len(pool) > 0 {
-		m.warn("%s: %s ignored: qprouter's per-pool settings are pool_size, min_pool_size and pool_mode", at, strings.Join(pool, " "))
+		m.warn("%s: %s ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime and query_wait_timeout", at, strings.Join(pool, " "))
 	}
 	if len(server) > 0 {
 		m.warn("%s: %s ignored: qprouter takes users from auth_file only and sets on the server only what each client sends", at, strings.Join(server, " "))

@@ -77,6 +77,16 @@ func (m *mapper) poolValue(at, table, bkey, key, value string) {
 			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: qprouter has session and transaction modes", m.path, at, bkey, value))
 			return
 		}
+	case "max_lifetime", "acquire_timeout":
+		d, err := seconds(value)
+		if err != nil {
+			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: %v", m.path, at, bkey, value, err))
+			return
+		}
+		if d == 0 { // PgBouncer's zeros, as for the [pgbouncer] keys
+			d = map[string]time.Duration{"max_lifetime": everyTime, "acquire_timeout": forever}[key]
+		}
+		value = d.String()
 	default:
 		n, err := strconv.ParseInt(value, 0, 32)
 		if err != nil || n < 0 || (key == "pool_size" && n < 1) {

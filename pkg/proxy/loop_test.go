@@ -190,3 +190,58 @@ func TestEventLoopStartupTimeout(t *testing.T) {
 		t.Fatalf("select 1: %d %v", one, err)
 	}
 }
+
+// TestLoopPerPoolMode: with transaction mode as the default, the loop
+// accepts every client, welcomes and serves the transaction-mode ones
+// itself, and gives a client whose pool is in session mode (ModeFor) a
+// goroutine right after its startup: that client keeps one server for
+// its session and none of its answers is relayed on the loop.
+func TestLoopPerPoolMode(t *testing.T) {
+	c := pgtest.Shared(t)
+	modeFor := func(db, user string) proxy.Mode {
+		if db == "template1" {
+			return proxy.Session
+		}
+		return proxy.Transaction
+	}
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true, timeout: 30 * time.Second, modeFor: modeFor})
+	ctx := context.Background()
+	pid := func(conn *pgx.Conn) int {
+		t.Helper()
+		var p int
+		if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// A server left idle in each pool by an earlier client, so that the
+	// loop could welcome the next client at once.
+	for _, db := range []string{"template1", "postgres"} {
+		conn := connect(t, r.url(db))
+		pid(conn)
+		conn.Close(ctx)
+	}
+	time.Sleep(100 * time.Millisecond) // the session-mode server's reset
+
+	w0, _ := r.LoopSessions()
+	l0 := r.LoopTransactions()
+	sess := connect(t, r.url("template1"))
+	first := pid(sess)
+	for range 5 {
+		if p := pid(sess); p != first {
+			t.Fatalf("session-mode client moved from backend %d to %d", first, p)
+		}
+	}
+	if w, _ := r.LoopSessions(); w != w0 || r.LoopTransactions() != l0 {
+		t.Errorf("session-mode client: %d sessions welcomed and %d answers relayed on the loop, want none", w-w0, r.LoopTransactions()-l0)
+	}
+
+	txn := connect(t, r.url("postgres"))
+	for range 5 {
+		pid(txn)
+	}
+	if w, _ := r.LoopSessions(); w == w0 || r.LoopTransactions() == l0 {
+		t.Errorf("transaction-mode client: %d sessions welcomed and %d answers relayed on the loop, want both", w-w0, r.LoopTransactions()-l0)
+	}
+}

@@ -55,6 +55,7 @@ type cfg struct {
 	startup    time.Duration                // the startup timeout (pgwire's default when 0)
 	// cacheUnnamed: Options.CacheUnnamed (also when QPROUTER_CACHE_UNNAMED=1)
 	cacheUnnamed bool
+	modeFor      func(database, user string) proxy.Mode // Options.ModeFor
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -73,8 +74,9 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 	}}
 	r := &running{pools: pools}
 	opts := proxy.Options{
-		Mode:  o.mode,
-		Pools: pools,
+		Mode:    o.mode,
+		ModeFor: o.modeFor,
+		Pools:   pools,
 		Auth: &pgwire.ServerConfig{Credentials: func(user, db string) (pgwire.Credential, error) {
 			if o.users == nil {
 				return pgwire.Credential{Method: pgwire.AuthTrust}, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,20 +126,45 @@ pool_size = 1
 				t.Errorf("notification to an idle session-mode client: %+v, %v", n, err)
 			}
 
-			var pools struct {
-				Pools []struct {
-					Name    string `json:"name"`
-					Mode    string `json:"mode"`
-					MaxSize int    `json:"max_size"`
-				} `json:"pools"`
+			pools := func() map[string]string {
+				var pools struct {
+					Pools []struct {
+						Name    string `json:"name"`
+						Mode    string `json:"mode"`
+						MaxSize int    `json:"max_size"`
+					} `json:"pools"`
+				}
+				getJSON(t, "http://"+adminAddr+"/api/pools", &pools)
+				got := map[string]string{}
+				for _, p := range pools.Pools {
+					got[p.Name] = fmt.Sprintf("%s %d", p.Mode, p.MaxSize)
+				}
+				return got
 			}
-			getJSON(t, "http://"+adminAddr+"/api/pools", &pools)
-			got := map[string]string{}
-			for _, p := range pools.Pools {
-				got[p.Name] = fmt.Sprintf("%s %d", p.Mode, p.MaxSize)
-			}
-			if got["template1/postgres"] != "session 1" || got["postgres/postgres"] != "transaction 1" {
+			if got := pools(); got["template1/postgres"] != "session 1" || got["postgres/postgres"] != "transaction 1" {
 				t.Errorf("/api/pools: %v, want template1/postgres session 1, postgres/postgres transaction 1", got)
+			}
+
+			// A reload applies a table's new size; its mode stays as at start.
+			write(t, cfgPath, `pool_mode = "transaction"
+pool_size = 4
+[pools.template1]
+pool_mode = "transaction"
+pool_size = 3
+acquire_timeout = "300ms"
+[pools."postgres/postgres"]
+pool_size = 1
+`)
+			resp, err := http.Post("http://"+adminAddr+"/api/reload", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("reload: %s", resp.Status)
+			}
+			if got := pools(); got["template1/postgres"] != "session 3" || got["postgres/postgres"] != "transaction 1" {
+				t.Errorf("/api/pools after a reload: %v, want template1/postgres session 3, postgres/postgres transaction 1", got)
 			}
 		})
 	}

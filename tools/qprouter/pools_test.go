@@ -21,24 +21,43 @@ import (
 // with one server connection (a second client waits and times out while
 // the first is connected), postgres as user postgres in transaction mode
 // with one server connection (two connected clients share it), and
-// /api/pools reports each pool's mode and size. With and without the
-// event loop (which accepts every client when the top-level mode is
-// transaction and hands session-mode ones to goroutines).
+// /api/pools reports each pool's mode and size. With transaction mode at
+// the top level, with and without the event loop (which then accepts every
+// client and hands session-mode ones to goroutines), and with session mode
+// at the top level and a table in transaction mode.
 func TestPerPoolSettings(t *testing.T) {
 	c := pgtest.Shared(t)
-	for _, loop := range []bool{true, false} {
-		t.Run(fmt.Sprintf("event-loop=%v", loop), func(t *testing.T) {
+	// config gives template1 session mode and postgres/postgres
+	// transaction mode, one of them from the top level (top), the other
+	// from its table; template1's table sets size and mode (reloaded).
+	config := func(top, template1 string, size int) string {
+		other := "transaction"
+		if top == "transaction" {
+			other = "session"
+		}
+		text := fmt.Sprintf("pool_mode = %q\npool_size = 4\n[pools.template1]\npool_size = %d\nacquire_timeout = \"300ms\"\n", top, size)
+		if template1 != "" {
+			text += fmt.Sprintf("pool_mode = %q\n", template1)
+		}
+		text += "[pools.\"postgres/postgres\"]\npool_size = 1\n"
+		if top == "session" {
+			text += fmt.Sprintf("pool_mode = %q\n", other)
+		}
+		return text
+	}
+	for _, tc := range []struct {
+		top  string
+		loop bool
+	}{{"transaction", true}, {"transaction", false}, {"session", true}} {
+		top, loop := tc.top, tc.loop
+		t.Run(fmt.Sprintf("%s,event-loop=%v", top, loop), func(t *testing.T) {
 			dir := t.TempDir()
 			cfgPath := filepath.Join(dir, "qprouter.toml")
-			write(t, cfgPath, `pool_mode = "transaction"
-pool_size = 4
-[pools.template1]
-pool_mode = "session"
-pool_size = 1
-acquire_timeout = "300ms"
-[pools."postgres/postgres"]
-pool_size = 1
-`)
+			tmplMode := "session"
+			if top == "session" {
+				tmplMode = ""
+			}
+			write(t, cfgPath, config(top, tmplMode, 1))
 			adminAddr := freeAddr(t)
 			args := []string{"--config", cfgPath, "--admin", adminAddr, fmt.Sprintf("--event-loop=%v", loop)}
 			url, stop := startRouter(t, c.URL(), args...)
@@ -146,15 +165,7 @@ pool_size = 1
 			}
 
 			// A reload applies a table's new size; its mode stays as at start.
-			write(t, cfgPath, `pool_mode = "transaction"
-pool_size = 4
-[pools.template1]
-pool_mode = "transaction"
-pool_size = 3
-acquire_timeout = "300ms"
-[pools."postgres/postgres"]
-pool_size = 1
-`)
+			write(t, cfgPath, config(top, "transaction", 3))
 			resp, err := http.Post("http://"+adminAddr+"/api/reload", "", nil)
 			if err != nil {
 				t.Fatal(err)

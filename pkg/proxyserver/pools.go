@@ -5,15 +5,10 @@ package proxyserver
 import (
 	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/proxy"
@@ -206,105 +201,4 @@ func splitPoolKey(k string) (db, user string, err error) {
 		return "", "", fmt.Errorf("pools.%q: want \"database\", \"database/user\" or \"*/user\"", k)
 	}
 	return db, user, nil
-}
-
-// ReadPools reads the [pools] tables of a TOML config file (the top-level
-// keys are kong's; see TOMLResolver).
-func ReadPools(r io.Reader) (map[string]PoolSettings, error) {
-	var f struct {
-		Pools map[string]PoolSettings `toml:"pools"`
-	}
-	md, err := toml.NewDecoder(r).Decode(&f)
-	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
-	}
-	var unknown []string
-	for _, key := range md.Undecoded() {
-		if len(key) == 3 && key[0] == "pools" {
-			unknown = append(unknown, fmt.Sprintf("pools.%q: %s", key[1], key[2]))
-		}
-	}
-	if len(unknown) > 0 {
-		return nil, errors.New("config file: unknown per-pool settings: " + strings.Join(unknown, ", "))
-	}
-	return f.Pools, nil
-}
-
-// PoolsFromValues turns per-pool settings given as text in flag syntax
-// (bouncerini's Settings.Pools: table, then config key) into
-// PoolSettings.
-func PoolsFromValues(vals map[string]map[string]string) (map[string]PoolSettings, error) {
-	out := make(map[string]PoolSettings, len(vals))
-	for table, kv := range vals {
-		var o PoolSettings
-		for k, v := range kv {
-			at := fmt.Sprintf("pools.%q: %s = %s", table, k, v)
-			num := func(dst **int) error {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return fmt.Errorf("%s: want a whole number", at)
-				}
-				*dst = &n
-				return nil
-			}
-			dur := func(dst **time.Duration) error {
-				d, err := time.ParseDuration(v)
-				if err != nil {
-					return fmt.Errorf("%s: %w", at, err)
-				}
-				*dst = &d
-				return nil
-			}
-			var err error
-			switch k {
-			case "pool_mode":
-				o.PoolMode = &v
-			case "reset_query":
-				o.ResetQuery = &v
-			case "pool_size":
-				err = num(&o.PoolSize)
-			case "min_idle":
-				err = num(&o.MinIdle)
-			case "max_pool_clients":
-				err = num(&o.MaxPoolClients)
-			case "acquire_timeout":
-				err = dur(&o.AcquireTimeout)
-			case "idle_timeout":
-				err = dur(&o.IdleTimeout)
-			case "max_lifetime":
-				err = dur(&o.MaxLifetime)
-			case "health_check_after":
-				err = dur(&o.HealthCheckAfter)
-			default:
-				err = fmt.Errorf("%s: not a per-pool setting", at)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		out[table] = o
-	}
-	return out, nil
-}
-
-// MergePools is over's tables, each with the fields it does not set
-// taken from under's table of the same name, and under's other tables.
-func MergePools(over, under map[string]PoolSettings) map[string]PoolSettings {
-	if len(under) == 0 {
-		return over
-	}
-	out := make(map[string]PoolSettings, len(over)+len(under))
-	for k, u := range under {
-		out[k] = u
-	}
-	for k, o := range over {
-		ov, uv := reflect.ValueOf(&o).Elem(), reflect.ValueOf(out[k])
-		for f := range ov.NumField() {
-			if ov.Field(f).IsNil() {
-				ov.Field(f).Set(uv.Field(f))
-			}
-		}
-		out[k] = o
-	}
-	return out
 }

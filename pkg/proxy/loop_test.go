@@ -195,11 +195,14 @@ func TestEventLoopStartupTimeout(t *testing.T) {
 // accepts every client, welcomes and serves the transaction-mode ones
 // itself, and gives a client whose pool is in session mode (ModeFor) a
 // goroutine right after its startup: that client keeps one server for
-// its session and none of its answers is relayed on the loop.
+// its session and none of its answers is relayed on the loop. pgbench
+// against a session-mode database, a connection per transaction and
+// prepared statements, runs without errors on that path.
 func TestLoopPerPoolMode(t *testing.T) {
 	c := pgtest.Shared(t)
+	benchDB(t, c)
 	modeFor := func(db, user string) proxy.Mode {
-		if db == "template1" {
+		if db == "template1" || db == "bench" {
 			return proxy.Session
 		}
 		return proxy.Transaction
@@ -235,6 +238,16 @@ func TestLoopPerPoolMode(t *testing.T) {
 	}
 	if w, _ := r.LoopSessions(); w != w0 || r.LoopTransactions() != l0 {
 		t.Errorf("session-mode client: %d sessions welcomed and %d answers relayed on the loop, want none", w-w0, r.LoopTransactions()-l0)
+	}
+
+	// As many clients as servers: in session mode pgbench's -C would
+	// otherwise block a thread connecting one client while another client
+	// of that thread holds a server.
+	for _, args := range [][]string{{"-C"}, {"-M", "prepared"}} {
+		pgbench(t, r.url("bench"), append([]string{"-n", "-S", "-c", "2", "-j", "2", "-T", "1"}, args...)...)
+	}
+	if w, _ := r.LoopSessions(); w != w0 || r.LoopTransactions() != l0 {
+		t.Errorf("pgbench on a session-mode database: %d sessions welcomed and %d answers relayed on the loop, want none", w-w0, r.LoopTransactions()-l0)
 	}
 
 	txn := connect(t, r.url("postgres"))

@@ -99,6 +99,15 @@ type PoolStat struct {
 	Waiting  int    `json:"waiting"`  // clients waiting for a server connection
 	MaxSize  int    `json:"max_size"` // the pool's size limit; 0 when unknown
 	Paused   bool   `json:"paused"`
+	// Reserve is how many more connections may open for a client that
+	// waited reserve_pool_timeout; the other fields count the server
+	// connections of the pool's database and of its user, all pools
+	// together, with their caps (0: none).
+	Reserve            int `json:"reserve_size"`
+	DBConnections      int `json:"db_connections"`
+	MaxDBConnections   int `json:"max_db_connections"`
+	UserConnections    int `json:"user_connections"`
+	MaxUserConnections int `json:"max_user_connections"`
 }
 
 // ClientStat is one client connection as the proxy reports it.

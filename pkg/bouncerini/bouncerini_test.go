@@ -180,18 +180,19 @@ func TestBouncerIncludeAndValues(t *testing.T) {
 // Unknown keys are one warning; ignored keys set away from PgBouncer's
 // default are one warning each; per-database settings are warned about.
 func TestBouncerWarnings(t *testing.T) {
-	s := load(t, base+"frobnicate = 1\nmax_db_connections = 50\nquery_timeout = 0\nreserve_pool_size = 5\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 reserve_pool=2 connect_query='SELECT 1' colour=blue\n* = host=127.0.0.1 port=5432 pool_size=3\n[peers]\n1 = host=p1\n[extra]\n")
+	s := load(t, base+"frobnicate = 1\nmax_db_client_connections = 50\nquery_timeout = 0\nclient_idle_timeout = 5\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 max_db_client_connections=2 connect_query='SELECT 1' colour=blue\n* = host=127.0.0.1 port=5432 pool_size=3 max_db_connections=4\n[users]\napp = max_user_client_connections=3\n[peers]\n1 = host=p1\n[extra]\n")
 	if len(s.Errors) > 0 {
 		t.Fatalf("errors: %v", s.Errors)
 	}
 	w := notes(s, slog.LevelWarn)
 	for _, want := range []string{
 		"unknown keys ignored: [pgbouncer] frobnicate, [databases] x: colour, [extra]",
-		"max_db_connections = 50 ignored: no cap per database",
-		"reserve_pool_size = 5 ignored: there is no reserve pool",
+		"max_db_client_connections = 50 ignored: no client cap per database",
+		"client_idle_timeout = 5 ignored: not enforced",
 		"[databases] x: user=app is not forced",
-		"[databases] x: reserve_pool=2 ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime and query_wait_timeout",
-		"[databases] *: pool_size=3 ignored: the [pgbouncer] settings apply to databases without an entry of their own",
+		"[databases] x: max_db_client_connections=2 ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime, query_wait_timeout, reserve_pool and max_db_connections ([users]: pool_mode and max_user_connections)",
+		"[users] app: max_user_client_connections=3 ignored",
+		"[databases] *: max_db_connections=4 pool_size=3 ignored: the [pgbouncer] settings apply to databases without an entry of their own",
 		"[databases] x: connect_query=SELECT 1 ignored",
 		"[peers] ignored",
 	} {
@@ -240,16 +241,23 @@ func TestBouncerAuthQuery(t *testing.T) {
 // pool_mode, become qprouter's per-pool tables; values qprouter cannot use
 // are refused, naming the entry.
 func TestBouncerPools(t *testing.T) {
-	s := load(t, base+"pool_mode = transaction\n[databases]\napp = host=127.0.0.1 port=5432 pool_size=0x10 min_pool_size=2 pool_mode=Session server_lifetime=90 query_wait_timeout=0\n[users]\nmigrator = pool_mode=session\n")
+	s := load(t, base+"pool_mode = transaction\nmax_db_connections = 40\nmax_user_connections = 30\nreserve_pool_size = 3\nreserve_pool_timeout = 0.5\n[databases]\napp = host=127.0.0.1 port=5432 pool_size=0x10 min_pool_size=2 pool_mode=Session server_lifetime=90 query_wait_timeout=0 reserve_pool=4 max_db_connections=20\n[users]\nmigrator = pool_mode=session max_user_connections=2\n")
 	want := map[string]map[string]string{
-		"app":        {"pool_size": "16", "min_idle": "2", "pool_mode": "session", "max_lifetime": "1m30s", "acquire_timeout": forever.String()},
-		"*/migrator": {"pool_mode": "session"},
+		"app": {"pool_size": "16", "min_idle": "2", "pool_mode": "session", "max_lifetime": "1m30s", "acquire_timeout": forever.String(),
+			"reserve_pool_size": "4", "max_db_connections": "20"},
+		"*/migrator": {"pool_mode": "session", "max_user_connections": "2"},
 	}
 	if !reflect.DeepEqual(s.Pools, want) || len(s.PoolErrors) > 0 || len(s.Errors) > 0 {
 		t.Errorf("pools %v, errors %v %v; want %v", s.Pools, s.PoolErrors, s.Errors, want)
 	}
-	if s.Values["pool_mode"] != "transaction" {
-		t.Errorf("top-level pool_mode %q", s.Values["pool_mode"])
+	for k, v := range map[string]string{"pool_mode": "transaction", "max_db_connections": "40", "max_user_connections": "30",
+		"reserve_pool_size": "3", "reserve_pool_timeout": "500ms"} {
+		if s.Values[k] != v {
+			t.Errorf("top-level %s = %q, want %q", k, s.Values[k], v)
+		}
+	}
+	if s := load(t, base+"reserve_pool_timeout = 0\n"); s.Values["reserve_pool_timeout"] != forever.String() {
+		t.Errorf("reserve_pool_timeout = 0 (the reserve off) became %q", s.Values["reserve_pool_timeout"])
 	}
 	for text, msg := range map[string]string{
 		"[databases]\napp = host=127.0.0.1 pool_mode=statement\n": "[databases] app: pool_mode=statement: qprouter has session and transaction modes",
@@ -257,6 +265,8 @@ func TestBouncerPools(t *testing.T) {
 		"[databases]\napp = host=127.0.0.1 min_pool_size=x\n":     "[databases] app: min_pool_size=x: want a whole number",
 		"[databases]\napp = host=127.0.0.1 server_lifetime=-1\n":  "[databases] app: server_lifetime=-1: want seconds",
 		base + "[users]\nbob = pool_mode=statement\n":             "[users] bob: pool_mode=statement",
+		base + "[users]\nbob = max_user_connections=-1\n":         "[users] bob: max_user_connections=-1: want a whole number",
+		"[databases]\napp = host=127.0.0.1 reserve_pool=x\n":      "[databases] app: reserve_pool=x: want a whole number",
 	} {
 		s := load(t, text)
 		if len(s.PoolErrors) != 1 || !strings.Contains(s.PoolErrors[0].Error(), msg) {

@@ -159,6 +159,9 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	m.count(get, "default_pool_size", "pool_size", 1)
 	m.count(get, "min_pool_size", "min_idle", 0)
 	m.count(get, "max_client_conn", "max_clients", 0)
+	m.count(get, "max_db_connections", "max_db_connections", 0)
+	m.count(get, "max_user_connections", "max_user_connections", 0)
+	m.count(get, "reserve_pool_size", "reserve_pool_size", 0)
 	if v, ok := get("max_prepared_statements"); ok && v == "0" {
 		m.note(slog.LevelDebug, "pgbouncer.ini: max_prepared_statements = 0 (off in PgBouncer): qprouter supports prepared statements in transaction mode all the same")
 	} else if ok {
@@ -175,6 +178,7 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	m.duration(get, "server_lifetime", "max_lifetime", everyTime)
 	m.duration(get, "server_check_delay", "health_check_after", everyTime)
 	m.duration(get, "query_wait_timeout", "acquire_timeout", forever)
+	m.duration(get, "reserve_pool_timeout", "reserve_pool_timeout", forever) // 0 turns the reserve off
 
 	if v, ok := get("server_reset_query"); ok {
 		if v == "" {
@@ -404,12 +408,8 @@ var ignored = map[string]ignoredKey{
 	"auth_ident_file":   {"", "auth_type = hba is not supported", false},
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},
 
-	"max_db_connections":          {"0", "no cap per database: default_pool_size caps each (database, user) pool", false},
-	"max_user_connections":        {"0", "no cap per user: default_pool_size caps each (database, user) pool", false},
 	"max_db_client_connections":   {"0", "no client cap per database (max_client_conn caps them all)", false},
 	"max_user_client_connections": {"0", "no client cap per user (max_client_conn caps them all)", false},
-	"reserve_pool_size":           {"0", "there is no reserve pool", false},
-	"reserve_pool_timeout":        {"5", "there is no reserve pool", false},
 
 	"server_reset_query_always": {"0", "the reset query runs when a session-mode or pinned client leaves, not after each transaction", false},
 	"server_round_robin":        {"0", "idle server connections are reused most recently used first", false},

@@ -29,6 +29,15 @@ type Config struct {
 	MaxLifetime      time.Duration // close connections older than this at check-in (default 1h)
 	HealthCheckAfter time.Duration // run an empty query on checkout after this much idleness (default 30s)
 	ResetQuery       string        // run by Reset (default "DISCARD ALL")
+	// ReservePool more connections may open, beyond Size, for a client
+	// that has waited ReserveTimeout (PgBouncer's reserve_pool_size;
+	// default 0, none); ReserveTimeout defaults to 5s.
+	ReservePool    int
+	ReserveTimeout time.Duration
+	// MaxDBConnections and MaxUserConnections are the caps of the pool's
+	// Limits (SetLimits), the same for every pool of a limit (default 0:
+	// no cap).
+	MaxDBConnections, MaxUserConnections int
 }
 
 // Defaults fills zero fields with the defaults.
@@ -51,6 +60,10 @@ func (c Config) Defaults() Config {
 	if c.ResetQuery == "" {
 		c.ResetQuery = "DISCARD ALL"
 	}
+	if c.ReserveTimeout <= 0 {
+		c.ReserveTimeout = 5 * time.Second
+	}
+	c.ReservePool = max(0, c.ReservePool)
 	return c
 }
 
@@ -111,6 +124,105 @@ type Pool struct {
 	params  map[string]string
 	stop    chan struct{}
 	adopt   func(net.Conn) (net.Conn, error)
+
+	// The caps shared with other pools (SetLimits), set before first use.
+	dbLimit, userLimit *Limit
+	limits             []*Limit // the ones that are not nil
+}
+
+// SetLimits makes the pool count its connections against db (the pools of
+// its database) and user (the pools of its user), either nil for none,
+// with the caps of its Config. Call it once, before the pool is used.
+func (p *Pool) SetLimits(db, user *Limit) {
+	p.mu.Lock()
+	p.dbLimit, p.userLimit = db, user
+	for _, l := range []*Limit{db, user} {
+		if l != nil {
+			p.limits = append(p.limits, l)
+			l.join(p)
+		}
+	}
+	cfg := p.cfg
+	p.mu.Unlock()
+	p.applyCaps(cfg)
+}
+
+// applyCaps gives the limits cfg's caps. The caller holds no lock.
+func (p *Pool) applyCaps(cfg Config) {
+	if p.dbLimit != nil {
+		p.dbLimit.SetMax(cfg.MaxDBConnections)
+	}
+	if p.userLimit != nil {
+		p.userLimit.SetMax(cfg.MaxUserConnections)
+	}
+}
+
+// reserveLocked counts a connection about to open, if the pool has fewer
+// than size and its limits have room; full is the limit that had none.
+func (p *Pool) reserveLocked(size int) (ok bool, full *Limit) {
+	if p.total >= size {
+		return false, nil
+	}
+	for i, l := range p.limits {
+		if !l.take() {
+			for _, m := range p.limits[:i] {
+				m.give()
+			}
+			return false, l
+		}
+	}
+	p.total++
+	return true, nil
+}
+
+// unreserveLocked uncounts a connection closed (or never opened). Once
+// unlocked, the caller lets the limits' other pools use the room
+// (refillGroup).
+func (p *Pool) unreserveLocked() {
+	p.total--
+	for _, l := range p.limits {
+		l.give()
+	}
+}
+
+// refillGroup lets the waiters of the other pools of p's limits connect in
+// the room a closed connection of p made. The caller holds no lock.
+func (p *Pool) refillGroup() {
+	for _, l := range p.limits {
+		refill(l.others(p), nil)
+	}
+}
+
+// groupNeedsLocked reports whether a connection of p coming back should
+// rather close: a limit of p is over its cap, or another pool waits on it.
+func (p *Pool) groupNeedsLocked() bool {
+	for _, l := range p.limits {
+		if l.starved.Load() > 0 || l.over() {
+			return true
+		}
+	}
+	return false
+}
+
+// evictIdle closes an idle connection of another pool of l, the one idle
+// longest in the first pool that has one; false when none has.
+func (p *Pool) evictIdle(l *Limit) bool {
+	for _, q := range l.others(p) {
+		q.mu.Lock()
+		if len(q.idle) == 0 {
+			q.mu.Unlock()
+			continue
+		}
+		c := q.idle[0]
+		q.idle = q.idle[1:]
+		q.unreserveLocked()
+		q.mu.Unlock()
+		c.Net.Close()
+		p.log.Debug("pool: closed an idle connection for another pool", "pool", q.Name(), "for", p.Name(), "limit", l.Name())
+		q.refillGroup()
+		return true
+	}
+	return false
 }
 
 // SetAdopt hands the socket of every connection opened from now on to
@@ -147,17 +259,21 @@ func (p *Pool) Config() Config {
 func (p *Pool) SetConfig(cfg Config) {
 	p.mu.Lock()
 	p.cfg = cfg.Defaults()
+	closed := false
 	for len(p.idle) > 0 && p.total > p.cfg.Size {
 		c := p.idle[0]
 		p.idle = p.idle[1:]
-		p.total--
+		p.unreserveLocked()
+		closed = true
 		go c.Net.Close()
 	}
-	for len(p.waiters) > 0 && p.total < p.cfg.Size {
-		p.total++
-		p.wakeLocked(nil)
-	}
+	p.refillLocked()
+	cfg = p.cfg
 	p.mu.Unlock()
+	p.applyCaps(cfg)
+	if closed {
+		p.refillGroup()
+	}
 }
 
 // Join counts a client of this pool, refusing one beyond MaxClients.
@@ -178,16 +294,28 @@ func (p *Pool) Leave() {
 	p.mu.Unlock()
 }
 
-// Stat is a pool's counters.
+// Stat is a pool's counters, and those of its limits (0 for a cap when
+// there is none).
 type Stat struct {
 	Size, Active, Idle, Waiting, Clients int
+	Reserve                              int // ReservePool
+	DBConnections, MaxDBConnections      int
+	UserConnections, MaxUserConnections  int
 }
 
 // Stat returns the counters.
 func (p *Pool) Stat() Stat {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return Stat{Size: p.cfg.Size, Active: p.active, Idle: len(p.idle), Waiting: len(p.waiters), Clients: p.clients}
+	st := Stat{Size: p.cfg.Size, Active: p.active, Idle: len(p.idle), Waiting: len(p.waiters), Clients: p.clients, Reserve: p.cfg.ReservePool}
+	db, user := p.dbLimit, p.userLimit
+	p.mu.Unlock()
+	if db != nil {
+		st.DBConnections, st.MaxDBConnections = db.Stat()
+	}
+	if user != nil {
+		st.UserConnections, st.MaxUserConnections = user.Stat()
+	}
+	return st
 }
 
 // Params returns the ParameterStatus values of the last connection made,
@@ -254,10 +382,14 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		c, err := p.take(ctx)
+		c, full, err := p.take(ctx)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, p.timeoutError(timeout)
+				err = p.timeoutError(timeout)
+				if full != nil {
+					_, m := full.Stat()
+					err = fmt.Errorf("%w (%s: %d reached)", err, full.Name(), m)
+				}
 			}
 			return nil, err
 		}
@@ -272,14 +404,11 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 		c, err = p.open(ctx)
 		if err != nil {
 			p.mu.Lock()
-			p.total--
+			p.unreserveLocked()
 			p.active--
-			if len(p.waiters) > 0 && p.total < p.cfg.Size {
-				p.total++
-				p.active++
-				p.wakeLocked(nil)
-			}
+			p.refillLocked()
 			p.mu.Unlock()
+			p.refillGroup()
 			return nil, err
 		}
 		return c, nil
@@ -287,51 +416,97 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 }
 
 // take returns an idle connection, or nil with a slot reserved (total and
-// active counted) for the caller to connect in, or waits.
-func (p *Pool) take(ctx context.Context) (*Conn, error) {
+// active counted) for the caller to connect in, or waits. When the wait
+// fails, full is the limit it waited on, if any.
+func (p *Pool) take(ctx context.Context) (c *Conn, full *Limit, err error) {
+	evicted := false
 	p.mu.Lock()
-	if p.closed {
+	for {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, nil, ErrClosed
+		}
+		if n := len(p.idle); n > 0 {
+			c := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.active++
+			p.mu.Unlock()
+			return c, nil, nil
+		}
+		var ok bool
+		if ok, full = p.reserveLocked(p.cfg.Size); ok {
+			p.active++
+			p.mu.Unlock()
+			return nil, nil, nil
+		}
+		if full == nil || evicted {
+			break
+		}
+		// A limit is full: make room by closing another pool's idle
+		// connection, once, as PgBouncer does.
 		p.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if n := len(p.idle); n > 0 {
-		c := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.active++
-		p.mu.Unlock()
-		return c, nil
-	}
-	if p.total < p.cfg.Size {
-		p.total++
-		p.active++
-		p.mu.Unlock()
-		return nil, nil
+		evicted = p.evictIdle(full)
+		p.mu.Lock()
+		if !evicted {
+			break
+		}
 	}
 	ch := make(chan *Conn, 1)
-	p.waiters = append(p.waiters, waiter{ch: ch})
+	p.queueLocked(waiter{ch: ch, limit: full})
 	p.mu.Unlock()
 	select {
 	case c := <-ch:
-		return c, nil
+		return c, nil, nil
 	case <-ctx.Done():
-		p.mu.Lock()
-		for i, w := range p.waiters {
-			if w.ch == ch {
-				p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
-				p.mu.Unlock()
-				return nil, ctx.Err()
-			}
+		if p.CancelWait(ch) {
+			return nil, full, ctx.Err()
 		}
-		p.mu.Unlock()
-		return <-ch, nil // handed over meanwhile
+		return <-ch, nil, nil // handed over meanwhile
 	}
+}
+
+// queueLocked adds w to the waiters, counting it against the limit that
+// held it back, and has a reserve connection considered for it once it
+// has waited ReserveTimeout.
+func (p *Pool) queueLocked(w waiter) {
+	w.since = time.Now()
+	if w.limit != nil {
+		w.limit.starved.Add(1)
+	}
+	p.waiters = append(p.waiters, w)
+	if p.cfg.ReservePool > 0 {
+		time.AfterFunc(p.cfg.ReserveTimeout, p.reserveCheck)
+	}
+}
+
+// reserveCheck lets the waiters that have waited ReserveTimeout connect
+// beyond Size, up to Size + ReservePool.
+func (p *Pool) reserveCheck() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.waiters) > 0 && !p.closed && time.Since(p.waiters[0].since) >= p.cfg.ReserveTimeout {
+		if ok, _ := p.reserveLocked(p.cfg.Size + p.cfg.ReservePool); !ok {
+			return
+		}
+		p.active++
+		p.log.Debug("pool: reserve connection", "pool", p.Name(), "total", p.total)
+		p.wakeLocked(nil)
+	}
+}
+
+// dropWaiterLocked removes waiter i without serving it.
+func (p *Pool) dropWaiterLocked(i int) {
+	if l := p.waiters[i].limit; l != nil {
+		l.starved.Add(-1)
+	}
+	p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
 }
 
 // wakeLocked hands c (or a slot, nil) to the first waiter; active and
 // total are already counted for it.
 func (p *Pool) wakeLocked(c *Conn) {
 	w := p.waiters[0]
-	p.waiters = p.waiters[1:]
+	p.dropWaiterLocked(0)
 	w.ch <- c
 	if w.notify != nil {
 		w.notify()
@@ -355,11 +530,14 @@ func (p *Pool) handLocked(c *Conn) {
 
 // waiter is one wait for a connection: it is sent one, or nil for a slot
 // to connect in; notify, when set, is called after, and prefer picks the
-// connections it is given first (WaitAsync).
+// connections it is given first (WaitAsync). limit is the full limit that
+// made it wait, if the pool itself had room.
 type waiter struct {
 	ch     chan *Conn
 	notify func()
 	prefer func(*Conn) bool
+	since  time.Time
+	limit  *Limit
 }
 
 // WaitAsync is a wait for an event loop, which must not block: when no
@@ -380,7 +558,7 @@ func (p *Pool) WaitAsync(notify func(), prefer func(*Conn) bool) chan *Conn {
 		return nil
 	}
 	ch := make(chan *Conn, 1)
-	p.waiters = append(p.waiters, waiter{ch: ch, notify: notify, prefer: prefer})
+	p.queueLocked(waiter{ch: ch, notify: notify, prefer: prefer})
 	return ch
 }
 
@@ -391,7 +569,7 @@ func (p *Pool) CancelWait(ch chan *Conn) bool {
 	defer p.mu.Unlock()
 	for i, w := range p.waiters {
 		if w.ch == ch {
-			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			p.dropWaiterLocked(i)
 			return true
 		}
 	}
@@ -402,10 +580,11 @@ func (p *Pool) CancelWait(ch chan *Conn) bool {
 // channel) that the waiter will not use.
 func (p *Pool) ReturnSlot() {
 	p.mu.Lock()
-	p.total--
+	p.unreserveLocked()
 	p.active--
 	p.refillLocked()
 	p.mu.Unlock()
+	p.refillGroup()
 }
 
 // TimeoutError is Acquire's error when AcquireTimeout passed.
@@ -481,16 +660,15 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 
 // Release returns a connection in the idle state (ReadyForQuery 'I', no
 // responses outstanding). Old connections and those beyond the size are
-// closed instead.
+// closed instead; so is one no client of the pool waits for while a limit
+// is over its cap or another pool waits on it, and a reserve connection
+// (beyond Size) no client waits for.
 func (p *Pool) Release(c *Conn) {
 	now := time.Now()
 	p.mu.Lock()
 	p.active--
-	if p.closed || p.total > p.cfg.Size || now.Sub(c.created) > p.cfg.MaxLifetime {
-		p.total--
-		p.refillLocked()
-		p.mu.Unlock()
-		c.Net.Close()
+	if p.closed || p.total > p.cfg.Size+p.cfg.ReservePool || now.Sub(c.created) > p.cfg.MaxLifetime {
+		p.closeLocked(c)
 		return
 	}
 	if len(p.waiters) > 0 {
@@ -499,9 +677,23 @@ func (p *Pool) Release(c *Conn) {
 		p.mu.Unlock()
 		return
 	}
+	if p.total > p.cfg.Size || p.groupNeedsLocked() {
+		p.closeLocked(c)
+		return
+	}
 	c.idleSince = now
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()
+}
+
+// closeLocked closes a connection coming back, lets a waiter connect in
+// its place, and unlocks.
+func (p *Pool) closeLocked(c *Conn) {
+	p.unreserveLocked()
+	p.refillLocked()
+	p.mu.Unlock()
+	c.Net.Close()
+	p.refillGroup()
 }
 
 // ResetQuery is the query session mode's check-in runs (Reset).
@@ -530,15 +722,19 @@ func (p *Pool) Discard(c *Conn) {
 	c.Net.Close()
 	p.mu.Lock()
 	p.active--
-	p.total--
+	p.unreserveLocked()
 	p.refillLocked()
 	p.mu.Unlock()
+	p.refillGroup()
 }
 
-// refillLocked lets a waiter connect in a freed slot.
+// refillLocked lets waiters connect in the room there is (freed slots, a
+// larger size or cap).
 func (p *Pool) refillLocked() {
-	if len(p.waiters) > 0 && p.total < p.cfg.Size && !p.closed {
-		p.total++
+	for len(p.waiters) > 0 && !p.closed {
+		if ok, _ := p.reserveLocked(p.cfg.Size); !ok {
+			return
+		}
 		p.active++
 		p.wakeLocked(nil)
 	}
@@ -556,10 +752,15 @@ func (p *Pool) Close() {
 	close(p.stop)
 	idle := p.idle
 	p.idle = nil
-	p.total -= len(idle)
+	for range idle {
+		p.unreserveLocked()
+	}
 	p.mu.Unlock()
 	for _, c := range idle {
 		c.Net.Close()
+	}
+	if len(idle) > 0 {
+		p.refillGroup()
 	}
 }
 
@@ -577,34 +778,46 @@ func (p *Pool) janitor() {
 		var drop []*Conn
 		p.mu.Lock()
 		keep := p.idle[:0]
+		// One more a tick while a limit is over its cap or another pool
+		// waits on it.
+		group := p.groupNeedsLocked()
 		for i, c := range p.idle {
 			expired := time.Since(c.created) > p.cfg.MaxLifetime ||
 				(time.Since(c.idleSince) > p.cfg.IdleTimeout && len(keep)+len(p.idle)-i > p.cfg.MinIdle)
-			if expired {
+			if expired || group {
+				group = group && expired
 				drop = append(drop, c)
-				p.total--
+				p.unreserveLocked()
 				continue
 			}
 			keep = append(keep, c)
 		}
 		p.idle = keep
 		need := 0
-		if p.cfg.MinIdle > len(p.idle) {
-			need = min(p.cfg.MinIdle-len(p.idle), p.cfg.Size-p.total)
+		for need < p.cfg.MinIdle-len(p.idle) {
+			if ok, _ := p.reserveLocked(p.cfg.Size); !ok {
+				break
+			}
+			need++
 		}
-		p.total += need
 		p.mu.Unlock()
 		for _, c := range drop {
 			c.Net.Close()
 		}
-		for range need {
+		if len(drop) > 0 {
+			p.refillGroup()
+		}
+		for i := range need {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			c, err := p.open(ctx)
 			cancel()
 			p.mu.Lock()
 			if err != nil {
-				p.total--
+				for range need - i {
+					p.unreserveLocked()
+				}
 				p.mu.Unlock()
+				p.refillGroup()
 				p.log.Warn("pool: min idle connect failed", "pool", p.Name(), "err", err)
 				break
 			}

@@ -516,6 +516,9 @@ type PoolStat struct {
 	Waiting        int  // clients waiting for a connection
 	Clients        int  // clients of the pool
 	Paused         bool // by PausePool, or by Pause and not resumed by ResumePool
+	// The pool's reserve, and the server connections of its database and
+	// of its user with their caps (0: none).
+	Reserve, DBConnections, MaxDBConnections, UserConnections, MaxUserConnections int
 }
 
 // Pools returns every pool's state.
@@ -527,7 +530,9 @@ func (p *Proxy) Pools() []PoolStat {
 		paused := p.pausedLocked(pl.Name())
 		p.pauseMu.Unlock()
 		out = append(out, PoolStat{Database: pl.Database, User: pl.User, Mode: p.ModeFor(pl.Database, pl.User).String(),
-			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients, Paused: paused})
+			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients, Paused: paused,
+			Reserve: st.Reserve, DBConnections: st.DBConnections, MaxDBConnections: st.MaxDBConnections,
+			UserConnections: st.UserConnections, MaxUserConnections: st.MaxUserConnections})
 	}
 	return out
 }

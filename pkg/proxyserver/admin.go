@@ -70,7 +70,9 @@ func poolStats(p *proxy.Proxy) []admin.PoolStat {
 	var out []admin.PoolStat
 	for _, s := range p.Pools() {
 		out = append(out, admin.PoolStat{Name: s.Database + "/" + s.User, Database: s.Database, User: s.User, Mode: s.Mode,
-			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: s.Paused})
+			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: s.Paused,
+			Reserve: s.Reserve, DBConnections: s.DBConnections, MaxDBConnections: s.MaxDBConnections,
+			UserConnections: s.UserConnections, MaxUserConnections: s.MaxUserConnections})
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 func valid() Config {
 	return Config{Listen: "127.0.0.1:0", ServerURL: "postgres://x@127.0.0.1:1/x", PoolMode: "session", PoolSize: 2,
 		AcquireTimeout: time.Second, IdleTimeout: time.Second, MaxLifetime: time.Second, HealthCheckAfter: time.Second,
-		PreparedPerServer: 1, ShutdownTimeout: time.Second, LogLevel: "info"}
+		ReservePoolTimeout: time.Second, PreparedPerServer: 1, ShutdownTimeout: time.Second, LogLevel: "info"}
 }
 
 func TestCheck(t *testing.T) {
@@ -28,6 +28,10 @@ func TestCheck(t *testing.T) {
 		"tls-key":    func(c *Config) { c.TLSCert = "c.pem" },
 		"tls":        func(c *Config) { c.RequireTLS = true },
 		"prepared":   func(c *Config) { c.PreparedPerServer = 0 },
+		"reserve":    func(c *Config) { c.ReservePoolTimeout = 0 },
+		"max-db":     func(c *Config) { c.MaxDBConnections = -1 },
+		"max-user":   func(c *Config) { c.MaxUserConnections = -1 },
+		"reserve-n":  func(c *Config) { c.ReservePoolSize = -1 },
 	} {
 		c := valid()
 		edit(&c)

@@ -3,6 +3,7 @@
 package proxyserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,15 +22,22 @@ import (
 // key wins field by field: database/user, then */user, then database (the
 // order in which PgBouncer lets a user's pool_mode override a database's).
 type PoolSettings struct {
-	PoolMode         *string        `toml:"pool_mode"`
-	PoolSize         *int           `toml:"pool_size"`
-	MinIdle          *int           `toml:"min_idle"`
-	MaxPoolClients   *int           `toml:"max_pool_clients"`
-	AcquireTimeout   *time.Duration `toml:"acquire_timeout"`
-	IdleTimeout      *time.Duration `toml:"idle_timeout"`
-	MaxLifetime      *time.Duration `toml:"max_lifetime"`
-	HealthCheckAfter *time.Duration `toml:"health_check_after"`
-	ResetQuery       *string        `toml:"reset_query"`
+	PoolMode           *string        `toml:"pool_mode"`
+	PoolSize           *int           `toml:"pool_size"`
+	MinIdle            *int           `toml:"min_idle"`
+	MaxPoolClients     *int           `toml:"max_pool_clients"`
+	AcquireTimeout     *time.Duration `toml:"acquire_timeout"`
+	IdleTimeout        *time.Duration `toml:"idle_timeout"`
+	MaxLifetime        *time.Duration `toml:"max_lifetime"`
+	HealthCheckAfter   *time.Duration `toml:"health_check_after"`
+	ResetQuery         *string        `toml:"reset_query"`
+	ReservePoolSize    *int           `toml:"reserve_pool_size"`
+	ReservePoolTimeout *time.Duration `toml:"reserve_pool_timeout"`
+	// MaxDBConnections is taken from "database" keys only, and
+	// MaxUserConnections from "*/user" keys only: each caps all the pools
+	// of its database or user together.
+	MaxDBConnections   *int `toml:"max_db_connections"`
+	MaxUserConnections *int `toml:"max_user_connections"`
 }
 
 // poolValues are the settings one pool ends up with.
@@ -38,6 +46,8 @@ type poolValues struct {
 	size, minIdle, maxClients                             int
 	acquireTimeout, idleTimeout, maxLifetime, healthCheck time.Duration
 	resetQuery                                            string
+	reserve, maxDB, maxUser                               int
+	reserveTimeout                                        time.Duration
 }
 
 // over applies o's set fields to v.
@@ -65,13 +75,18 @@ func (v *poolValues) over(o PoolSettings) {
 	if o.ResetQuery != nil {
 		v.resetQuery = *o.ResetQuery
 	}
+	set(&v.reserve, o.ReservePoolSize)
+	setD(&v.reserveTimeout, o.ReservePoolTimeout)
+	set(&v.maxDB, o.MaxDBConnections)
+	set(&v.maxUser, o.MaxUserConnections)
 }
 
 // poolFor is the settings of the pool of (database, user).
 func (c *Config) poolFor(database, user string) poolValues {
 	v := poolValues{mode: c.PoolMode, size: c.PoolSize, minIdle: c.MinIdle, maxClients: c.MaxPoolClients,
 		acquireTimeout: c.AcquireTimeout, idleTimeout: c.IdleTimeout, maxLifetime: c.MaxLifetime,
-		healthCheck: c.HealthCheckAfter, resetQuery: c.ResetQuery}
+		healthCheck: c.HealthCheckAfter, resetQuery: c.ResetQuery,
+		reserve: c.ReservePoolSize, reserveTimeout: c.ReservePoolTimeout, maxDB: c.MaxDBConnections, maxUser: c.MaxUserConnections}
 	if len(c.Pools) == 0 {
 		return v
 	}
@@ -86,7 +101,8 @@ func (c *Config) poolFor(database, user string) poolValues {
 func (v poolValues) config() pool.Config {
 	return pool.Config{Size: v.size, MinIdle: v.minIdle, MaxClients: v.maxClients,
 		AcquireTimeout: v.acquireTimeout, IdleTimeout: v.idleTimeout, MaxLifetime: v.maxLifetime,
-		HealthCheckAfter: v.healthCheck, ResetQuery: v.resetQuery}
+		HealthCheckAfter: v.healthCheck, ResetQuery: v.resetQuery,
+		ReservePool: v.reserve, ReserveTimeout: v.reserveTimeout, MaxDBConnections: v.maxDB, MaxUserConnections: v.maxUser}
 }
 
 // modesChanged reports whether a and b differ in a pool mode.
@@ -148,6 +164,13 @@ func (c *Config) checkPools() error {
 		if err != nil {
 			return err
 		}
+		o := c.Pools[k]
+		if o.MaxDBConnections != nil && (db == "*" || user != "") {
+			return fmt.Errorf("pools.%q: max_db_connections caps a whole database: set it in a [pools.%q] table", k, db)
+		}
+		if o.MaxUserConnections != nil && db != "*" {
+			return fmt.Errorf("pools.%q: max_user_connections caps all of a user's pools: set it in a [pools.%q] table", k, "*/"+cmp.Or(user, "user"))
+		}
 		if db != "*" && !slices.Contains(dbs, db) {
 			dbs = append(dbs, db)
 		}
@@ -188,8 +211,16 @@ func (v poolValues) check() error {
 	if v.maxClients < 0 {
 		return fmt.Errorf("max_pool_clients %d: want 0 (no limit) or more", v.maxClients)
 	}
-	if v.acquireTimeout <= 0 || v.idleTimeout <= 0 || v.maxLifetime <= 0 || v.healthCheck <= 0 {
+	if v.acquireTimeout <= 0 || v.idleTimeout <= 0 || v.maxLifetime <= 0 || v.healthCheck <= 0 || v.reserveTimeout <= 0 {
 		return errors.New("timeouts must be positive")
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"reserve_pool_size", v.reserve}, {"max_db_connections", v.maxDB}, {"max_user_connections", v.maxUser}} {
+		if n.v < 0 {
+			return fmt.Errorf("%s %d: want 0 or more", n.key, n.v)
+		}
 	}
 	return nil
 }

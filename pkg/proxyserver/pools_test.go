@@ -17,8 +17,8 @@ func TestPoolFor(t *testing.T) {
 	c := valid()
 	c.PoolMode = "transaction"
 	c.Pools = map[string]PoolSettings{
-		"app":         {PoolSize: ptr(5), MinIdle: ptr(1), AcquireTimeout: ptr(3 * time.Second)},
-		"*/migrator":  {PoolMode: ptr("session"), PoolSize: ptr(1)},
+		"app":         {PoolSize: ptr(5), MinIdle: ptr(1), AcquireTimeout: ptr(3 * time.Second), MaxDBConnections: ptr(8), ReservePoolSize: ptr(2)},
+		"*/migrator":  {PoolMode: ptr("session"), PoolSize: ptr(1), MaxUserConnections: ptr(3), ReservePoolTimeout: ptr(time.Second)},
 		"app/batch":   {PoolSize: ptr(9), ResetQuery: ptr("RESET ALL")},
 		"other/batch": {MaxPoolClients: ptr(7)},
 	}
@@ -30,17 +30,23 @@ func TestPoolFor(t *testing.T) {
 		{"postgres", "alice", proxy.Transaction, func() poolValues { return c.poolFor("\x00", "\x00") }},
 		{"app", "alice", proxy.Transaction, func() poolValues {
 			v := c.poolFor("\x00", "\x00")
-			v.size, v.minIdle, v.acquireTimeout = 5, 1, 3*time.Second
+			v.size, v.minIdle, v.acquireTimeout, v.maxDB, v.reserve = 5, 1, 3*time.Second, 8, 2
 			return v
 		}},
 		{"app", "migrator", proxy.Session, func() poolValues {
 			v := c.poolFor("\x00", "\x00")
-			v.mode, v.size, v.minIdle, v.acquireTimeout = "session", 1, 1, 3*time.Second
+			v.mode, v.size, v.minIdle, v.acquireTimeout, v.maxDB, v.reserve = "session", 1, 1, 3*time.Second, 8, 2
+			v.maxUser, v.reserveTimeout = 3, time.Second
+			return v
+		}},
+		{"postgres", "migrator", proxy.Session, func() poolValues {
+			v := c.poolFor("\x00", "\x00")
+			v.mode, v.size, v.maxUser, v.reserveTimeout = "session", 1, 3, time.Second
 			return v
 		}},
 		{"app", "batch", proxy.Transaction, func() poolValues {
 			v := c.poolFor("\x00", "\x00")
-			v.size, v.minIdle, v.acquireTimeout, v.resetQuery = 9, 1, 3*time.Second, "RESET ALL"
+			v.size, v.minIdle, v.acquireTimeout, v.resetQuery, v.maxDB, v.reserve = 9, 1, 3*time.Second, "RESET ALL", 8, 2
 			return v
 		}},
 		{"other", "batch", proxy.Transaction, func() poolValues {
@@ -80,6 +86,13 @@ func TestCheckPools(t *testing.T) {
 		{map[string]PoolSettings{"*/bob": {MinIdle: ptr(3)}}, `pools."*/bob": min_idle 3: want 0 to pool_size (2)`},
 		{map[string]PoolSettings{"app/bob": {MaxPoolClients: ptr(-1)}}, `pools."app/bob": max_pool_clients -1`},
 		{map[string]PoolSettings{"app": {IdleTimeout: ptr(time.Duration(0))}}, `pools."app": timeouts must be positive`},
+		{map[string]PoolSettings{"app": {ReservePoolTimeout: ptr(time.Duration(0))}}, `pools."app": timeouts must be positive`},
+		{map[string]PoolSettings{"app": {ReservePoolSize: ptr(-1)}}, `pools."app": reserve_pool_size -1: want 0 or more`},
+		{map[string]PoolSettings{"app": {MaxDBConnections: ptr(-2)}}, `pools."app": max_db_connections -2: want 0 or more`},
+		{map[string]PoolSettings{"app/bob": {MaxDBConnections: ptr(2)}}, `pools."app/bob": max_db_connections caps a whole database: set it in a [pools."app"] table`},
+		{map[string]PoolSettings{"*/bob": {MaxDBConnections: ptr(2)}}, `pools."*/bob": max_db_connections caps a whole database`},
+		{map[string]PoolSettings{"app": {MaxUserConnections: ptr(2)}}, `pools."app": max_user_connections caps all of a user's pools: set it in a [pools."*/user"] table`},
+		{map[string]PoolSettings{"app/bob": {MaxUserConnections: ptr(2)}}, `set it in a [pools."*/bob"] table`},
 		// Each key alone is fine; a client of app as bob meets both.
 		{map[string]PoolSettings{"app": {MinIdle: ptr(2)}, "*/bob": {PoolSize: ptr(1)}}, `pools."app" over pools."*/bob": min_idle 2: want 0 to pool_size (1)`},
 	} {

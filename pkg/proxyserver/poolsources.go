@@ -81,6 +81,14 @@ func PoolsFromValues(vals map[string]map[string]string) (map[string]PoolSettings
 				err = dur(&o.MaxLifetime)
 			case "health_check_after":
 				err = dur(&o.HealthCheckAfter)
+			case "reserve_pool_size":
+				err = num(&o.ReservePoolSize)
+			case "reserve_pool_timeout":
+				err = dur(&o.ReservePoolTimeout)
+			case "max_db_connections":
+				err = num(&o.MaxDBConnections)
+			case "max_user_connections":
+				err = num(&o.MaxUserConnections)
 			default:
 				err = fmt.Errorf("%s: not a per-pool setting", at)
 			}

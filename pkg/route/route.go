@@ -39,8 +39,9 @@ type Pools struct {
 	// Adopt, when set, is given to every new pool (pool.Pool.SetAdopt).
 	Adopt func(net.Conn) (net.Conn, error)
 
-	mu    sync.Mutex
-	pools map[[2]string]*pool.Pool
+	mu     sync.Mutex
+	pools  map[[2]string]*pool.Pool
+	limits map[string]*pool.Limit // by name: one per database and one per user
 }
 
 // Route returns the pool of (r.Database, r.User), creating it.
@@ -67,8 +68,22 @@ func (s *Pools) Get(database, user string) *pool.Pool {
 	if s.Adopt != nil {
 		p.SetAdopt(s.Adopt)
 	}
+	p.SetLimits(s.limitLocked("max_db_connections of database "+database), s.limitLocked("max_user_connections of user "+user))
 	s.pools[key] = p
 	return p
+}
+
+// limitLocked returns the limit of that name, creating it.
+func (s *Pools) limitLocked(name string) *pool.Limit {
+	if l, ok := s.limits[name]; ok {
+		return l
+	}
+	if s.limits == nil {
+		s.limits = make(map[string]*pool.Limit)
+	}
+	l := pool.NewLimit(name)
+	s.limits[name] = l
+	return l
 }
 
 // All returns the pools sorted by database and user.

@@ -37,33 +37,37 @@ type cli struct {
 // settings are the flags of proxyserver.Config, field for field (the
 // conversion proxyserver.Config(c.Settings) keeps them in step).
 type settings struct {
-	Listen            string        `help:"Address clients connect to." default:"127.0.0.1:6432" env:"QPROUTER_LISTEN"`
-	ServerURL         string        `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
-	PoolMode          string        `help:"session or transaction." default:"session" enum:"session,transaction" env:"QPROUTER_POOL_MODE"`
-	PoolSize          int           `help:"Server connections per (database, user) at most." default:"20" env:"QPROUTER_POOL_SIZE"`
-	MinIdle           int           `help:"Idle server connections kept open per pool." default:"0" env:"QPROUTER_MIN_IDLE"`
-	MaxClients        int           `help:"Client connections at once (0: no limit)." default:"0" env:"QPROUTER_MAX_CLIENTS"`
-	MaxPoolClients    int           `help:"Client connections per pool at once (0: no limit)." default:"0" env:"QPROUTER_MAX_POOL_CLIENTS"`
-	AcquireTimeout    time.Duration `help:"How long a client waits for a server connection before 53300." default:"5s" env:"QPROUTER_ACQUIRE_TIMEOUT"`
-	IdleTimeout       time.Duration `help:"Close server connections idle this long (above min-idle)." default:"10m" env:"QPROUTER_IDLE_TIMEOUT"`
-	MaxLifetime       time.Duration `help:"Close server connections this old when they come back." default:"1h" env:"QPROUTER_MAX_LIFETIME"`
-	HealthCheckAfter  time.Duration `name:"health-check-after" help:"Check a server connection idle this long before handing it out." default:"30s" env:"QPROUTER_HEALTH_CHECK_AFTER"`
-	ResetQuery        string        `help:"Run on a server connection when a session-mode (or pinned) client leaves." default:"DISCARD ALL" env:"QPROUTER_RESET_QUERY"`
-	AuthFile          string        `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." placeholder:"FILE" env:"QPROUTER_AUTH_FILE"`
-	AuthUser          string        `name:"auth-user" help:"Look clients missing from --auth-file up on the server, connecting as this user (its password from --auth-file or --server-url)." placeholder:"USER" env:"QPROUTER_AUTH_USER"`
-	AuthQuery         string        `name:"auth-query" help:"The lookup: $1 is the user name, the second column the secret (SCRAM verifier or md5 hash). Default: pg_authid's rolpassword (needs a superuser auth user)." placeholder:"SQL" env:"QPROUTER_AUTH_QUERY"`
-	AuthDatabase      string        `name:"auth-dbname" help:"Database the auth query runs in (default: the client's)." placeholder:"DB" env:"QPROUTER_AUTH_DBNAME"`
-	TLSCert           string        `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key); without it SSLRequest is answered 'N'." placeholder:"FILE" env:"QPROUTER_TLS_CERT"`
-	TLSKey            string        `name:"tls-key" help:"PEM private key of --tls-cert." placeholder:"FILE" env:"QPROUTER_TLS_KEY"`
-	RequireTLS        bool          `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`
-	PreparedPerServer int           `name:"prepared-per-server" help:"Renamed prepared statements kept per server connection (transaction mode)." default:"256" env:"QPROUTER_PREPARED_PER_SERVER"`
-	CacheUnnamed      bool          `name:"cache-unnamed" help:"Transaction mode: once a client parses the same unnamed statement a second time, keep it prepared on the servers under a name, so that later Parses of it cost the server nothing (plans then follow PostgreSQL's rules for prepared statements)." env:"QPROUTER_CACHE_UNNAMED"`
-	EventLoop         bool          `name:"event-loop" help:"Transaction mode: accept clients and serve their plain transactions on one event loop thread, as PgBouncer does, rather than a goroutine per client (Linux; --no-event-loop for goroutines only)." default:"true" negatable:"" env:"QPROUTER_EVENT_LOOP"`
-	IOURing           bool          `name:"io-uring" help:"With the event loop: make the reads of a round of events, and then its writes, through an io_uring, each in one system call, instead of a read or write call per socket (Linux 5.5+; where the kernel refuses, a warning and read and write calls)." default:"true" negatable:"" env:"QPROUTER_IO_URING"`
-	Admin             string        `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
-	Pprof             bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
-	ShutdownTimeout   time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
-	LogLevel          string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
+	Listen             string        `help:"Address clients connect to." default:"127.0.0.1:6432" env:"QPROUTER_LISTEN"`
+	ServerURL          string        `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
+	PoolMode           string        `help:"session or transaction." default:"session" enum:"session,transaction" env:"QPROUTER_POOL_MODE"`
+	PoolSize           int           `help:"Server connections per (database, user) at most." default:"20" env:"QPROUTER_POOL_SIZE"`
+	MinIdle            int           `help:"Idle server connections kept open per pool." default:"0" env:"QPROUTER_MIN_IDLE"`
+	MaxClients         int           `help:"Client connections at once (0: no limit)." default:"0" env:"QPROUTER_MAX_CLIENTS"`
+	MaxPoolClients     int           `help:"Client connections per pool at once (0: no limit)." default:"0" env:"QPROUTER_MAX_POOL_CLIENTS"`
+	AcquireTimeout     time.Duration `help:"How long a client waits for a server connection before 53300." default:"5s" env:"QPROUTER_ACQUIRE_TIMEOUT"`
+	IdleTimeout        time.Duration `help:"Close server connections idle this long (above min-idle)." default:"10m" env:"QPROUTER_IDLE_TIMEOUT"`
+	MaxLifetime        time.Duration `help:"Close server connections this old when they come back." default:"1h" env:"QPROUTER_MAX_LIFETIME"`
+	HealthCheckAfter   time.Duration `name:"health-check-after" help:"Check a server connection idle this long before handing it out." default:"30s" env:"QPROUTER_HEALTH_CHECK_AFTER"`
+	ResetQuery         string        `help:"Run on a server connection when a session-mode (or pinned) client leaves." default:"DISCARD ALL" env:"QPROUTER_RESET_QUERY"`
+	ReservePoolSize    int           `help:"Server connections a pool may open beyond --pool-size for a client that has waited --reserve-pool-timeout (0: none)." default:"0" env:"QPROUTER_RESERVE_POOL_SIZE"`
+	ReservePoolTimeout time.Duration `help:"How long a client waits before a reserve connection may open for it." default:"5s" env:"QPROUTER_RESERVE_POOL_TIMEOUT"`
+	MaxDBConnections   int           `name:"max-db-connections" help:"Server connections per database, all its pools together (0: no limit); a pool at the limit closes another pool's idle connection or waits." default:"0" env:"QPROUTER_MAX_DB_CONNECTIONS"`
+	MaxUserConnections int           `help:"Server connections per user, all its pools together (0: no limit)." default:"0" env:"QPROUTER_MAX_USER_CONNECTIONS"`
+	AuthFile           string        `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." placeholder:"FILE" env:"QPROUTER_AUTH_FILE"`
+	AuthUser           string        `name:"auth-user" help:"Look clients missing from --auth-file up on the server, connecting as this user (its password from --auth-file or --server-url)." placeholder:"USER" env:"QPROUTER_AUTH_USER"`
+	AuthQuery          string        `name:"auth-query" help:"The lookup: $1 is the user name, the second column the secret (SCRAM verifier or md5 hash). Default: pg_authid's rolpassword (needs a superuser auth user)." placeholder:"SQL" env:"QPROUTER_AUTH_QUERY"`
+	AuthDatabase       string        `name:"auth-dbname" help:"Database the auth query runs in (default: the client's)." placeholder:"DB" env:"QPROUTER_AUTH_DBNAME"`
+	TLSCert            string        `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key); without it SSLRequest is answered 'N'." placeholder:"FILE" env:"QPROUTER_TLS_CERT"`
+	TLSKey             string        `name:"tls-key" help:"PEM private key of --tls-cert." placeholder:"FILE" env:"QPROUTER_TLS_KEY"`
+	RequireTLS         bool          `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`
+	PreparedPerServer  int           `name:"prepared-per-server" help:"Renamed prepared statements kept per server connection (transaction mode)." default:"256" env:"QPROUTER_PREPARED_PER_SERVER"`
+	CacheUnnamed       bool          `name:"cache-unnamed" help:"Transaction mode: once a client parses the same unnamed statement a second time, keep it prepared on the servers under a name, so that later Parses of it cost the server nothing (plans then follow PostgreSQL's rules for prepared statements)." env:"QPROUTER_CACHE_UNNAMED"`
+	EventLoop          bool          `name:"event-loop" help:"Transaction mode: accept clients and serve their plain transactions on one event loop thread, as PgBouncer does, rather than a goroutine per client (Linux; --no-event-loop for goroutines only)." default:"true" negatable:"" env:"QPROUTER_EVENT_LOOP"`
+	IOURing            bool          `name:"io-uring" help:"With the event loop: make the reads of a round of events, and then its writes, through an io_uring, each in one system call, instead of a read or write call per socket (Linux 5.5+; where the kernel refuses, a warning and read and write calls)." default:"true" negatable:"" env:"QPROUTER_IO_URING"`
+	Admin              string        `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
+	Pprof              bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
+	ShutdownTimeout    time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
+	LogLevel           string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
 	// Pools come from the --config file's [pools."database/user"] tables
 	// only (readPools).
 	Pools map[string]proxyserver.PoolSettings `kong:"-"`

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// TestConnectionCaps runs qprouter in session and in transaction mode
+// (clients hold their servers with BEGIN) with PgBouncer's caps across
+// pools and its reserve pool, from the config file:
+//   - template1 may have one server connection whatever the user
+//     (max_db_connections): a client of another user waits, and times out
+//     naming the cap; once the first client left, its idle server
+//     connection is closed for the other user's pool; a client waiting on
+//     the cap gets in when the holder leaves.
+//   - postgres as postgres has one connection and one in reserve after
+//     300 ms: a second client gets a second server after that wait.
+//   - /api/pools shows the counts and caps.
+func TestConnectionCaps(t *testing.T) {
+	c := pgtest.Shared(t)
+	bg := context.Background()
+	admin, err := pgx.Connect(bg, c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(bg)
+	for _, q := range []string{"DROP ROLE IF EXISTS caps_app", "CREATE ROLE caps_app LOGIN"} {
+		if _, err := admin.Exec(bg, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) { testConnectionCaps(t, c.URL(), mode) })
+	}
+}
+
+func testConnectionCaps(t *testing.T, serverURL, mode string) {
+	bg := context.Background()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "qprouter.toml")
+	write(t, cfgPath, `pool_mode = "`+mode+`"
+pool_size = 4
+[pools.template1]
+max_db_connections = 1
+acquire_timeout = "1s"
+[pools."postgres/postgres"]
+pool_size = 1
+reserve_pool_size = 1
+reserve_pool_timeout = "300ms"
+`)
+	adminAddr := freeAddr(t)
+	url, stop := startRouter(t, serverURL, "--config", cfgPath, "--admin", adminAddr)
+	defer stop()
+	connect := func(user, db string) (*pgx.Conn, error) {
+		u := strings.Replace(strings.Replace(url, "/postgres?", "/"+db+"?", 1), "postgres@", user+"@", 1)
+		return pgx.Connect(bg, u)
+	}
+	// who runs a query and returns the server's user and process.
+	type server struct {
+		user string
+		pid  int
+	}
+	// who begins a transaction (so that it keeps its server in
+	// transaction mode too) and returns the server's user and process.
+	who := func(cn *pgx.Conn) (s server, err error) {
+		if _, err := cn.Exec(bg, "BEGIN"); err != nil {
+			return s, err
+		}
+		err = cn.QueryRow(bg, "SELECT current_user::text, pg_backend_pid()").Scan(&s.user, &s.pid)
+		return s, err
+	}
+
+	// One template1 connection, held by postgres: caps_app waits 1 s (the
+	// table's acquire_timeout; the test's flag sets 30 s for the others).
+	holder, err := connect("postgres", "template1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := who(holder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = func() (server, error) {
+		cn, err := connect("caps_app", "template1")
+		if err != nil {
+			return server{}, err
+		}
+		defer cn.Close(bg)
+		return who(cn)
+	}()
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" || !strings.Contains(pe.Message, "max_db_connections of database template1: 1 reached") {
+		t.Fatalf("caps_app on template1 while postgres holds its one connection: %v, want 53300 naming the cap", err)
+	}
+
+	// The holder leaves: its server goes idle in postgres's pool, and is
+	// closed when caps_app needs one.
+	holder.Close(bg)
+	app, err := connect("caps_app", "template1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := who(app)
+	if err != nil || got.user != "caps_app" || got.pid == first.pid {
+		t.Fatalf("caps_app after postgres left: %+v, %v", got, err)
+	}
+
+	// postgres waits on the cap; caps_app leaving lets it in.
+	done := make(chan error, 1)
+	go func() {
+		cn, err := connect("postgres", "template1")
+		if err == nil {
+			var s server
+			s, err = who(cn)
+			if err == nil && s.user != "postgres" {
+				err = errors.New("runs as " + s.user)
+			}
+			cn.Close(bg)
+		}
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	app.Close(bg)
+	if err := <-done; err != nil {
+		t.Fatalf("postgres waiting on template1's cap: %v", err)
+	}
+
+	// The reserve: a second postgres client gets a second server after
+	// 300 ms.
+	a, err := connect("postgres", "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(bg)
+	sa, err := who(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	b, err := connect("postgres", "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(bg)
+	sb, err := who(b)
+	if err != nil || sb.pid == sa.pid {
+		t.Fatalf("second client: %+v %v (first %+v)", sb, err, sa)
+	}
+	if d := time.Since(t0); d < 250*time.Millisecond {
+		t.Errorf("reserve connection after %s, before reserve_pool_timeout", d)
+	}
+
+	resp, err := http.Get("http://" + adminAddr + "/api/pools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var pools struct {
+		Pools []struct {
+			Name             string `json:"name"`
+			MaxSize          int    `json:"max_size"`
+			Reserve          int    `json:"reserve_size"`
+			Active           int    `json:"active"`
+			DBConnections    int    `json:"db_connections"`
+			MaxDBConnections int    `json:"max_db_connections"`
+		} `json:"pools"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&pools); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, p := range pools.Pools {
+		switch p.Name {
+		case "postgres/postgres":
+			seen++
+			if p.MaxSize != 1 || p.Reserve != 1 || p.Active != 2 || p.MaxDBConnections != 0 {
+				t.Errorf("/api/pools %s: %+v", p.Name, p)
+			}
+		case "template1/postgres", "template1/caps_app":
+			seen++
+			if p.MaxDBConnections != 1 || p.DBConnections > 1 {
+				t.Errorf("/api/pools %s: %+v", p.Name, p)
+			}
+		}
+	}
+	if seen != 3 {
+		t.Errorf("/api/pools: %+v", pools.Pools)
+	}
+}

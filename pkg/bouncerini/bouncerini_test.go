@@ -101,7 +101,8 @@ func TestBouncerRefused(t *testing.T) {
 		{"[databases]\na = host='db1\n", "server_url", "[databases] a = host='db1: a quoted value is not closed"},
 		{"[pgbouncer]\nauth_type = trust\n", "server_url", "no [databases] entry to take the server from"},
 		{"[databases]\n* = host=db1\n", "auth_file", "auth_type = md5 without auth_file or auth_user"},
-		{base + "auth_type = hba\n", "auth_file", "auth_type = hba is not supported by qprouter"},
+		{base + "auth_type = hba\n", "auth_hba_file", "auth_type = hba without auth_hba_file"},
+		{base + "auth_type = pam\n", "auth_file", "auth_type = pam is not supported by qprouter"},
 		{base + "listen_addr = 127.0.0.1,::1\n", "listen", "listen_addr = 127.0.0.1,::1: qprouter listens on one address"},
 		{base + "listen_port = many\n", "listen", "listen_port = many: want a port number"},
 		{base + "default_pool_size = 0\n", "pool_size", "default_pool_size = 0: want a whole number from 1"},
@@ -272,5 +273,22 @@ func TestBouncerPools(t *testing.T) {
 		if len(s.PoolErrors) != 1 || !strings.Contains(s.PoolErrors[0].Error(), msg) {
 			t.Errorf("%q: %v, want %q", text, s.PoolErrors, msg)
 		}
+	}
+}
+
+// auth_type = hba takes auth_hba_file, with the auth file when there is
+// one; an auth_hba_file under another auth_type is warned about.
+func TestBouncerHBA(t *testing.T) {
+	s := load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = hba\nauth_hba_file = /etc/pgbouncer/hba.conf\nauth_file = /etc/pgbouncer/userlist.txt\n")
+	if s.Values["auth_hba_file"] != "/etc/pgbouncer/hba.conf" || s.Values["auth_file"] != "/etc/pgbouncer/userlist.txt" || len(s.Errors) > 0 {
+		t.Errorf("values %v, errors %v", s.Values, s.Errors)
+	}
+	s = load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = HBA\nauth_hba_file = hba.conf\n")
+	if s.Values["auth_hba_file"] != "hba.conf" || s.Values["auth_file"] != "" || len(s.Errors) > 0 {
+		t.Errorf("without an auth file: values %v, errors %v", s.Values, s.Errors)
+	}
+	s = load(t, base+"auth_hba_file = hba.conf\n")
+	if s.Values["auth_hba_file"] != "" || !strings.Contains(notes(s, slog.LevelWarn), "auth_hba_file = hba.conf ignored: auth_type is trust, not hba") {
+		t.Errorf("auth_type trust: values %v, notes %s", s.Values, notes(s, slog.LevelWarn))
 	}
 }

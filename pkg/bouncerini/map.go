@@ -312,13 +312,27 @@ func (m *mapper) auth(get func(string) (string, bool)) {
 	authUser, _ := get("auth_user")
 	query, _ := get("auth_query")
 	dbname, _ := get("auth_dbname")
+	hbaFile, _ := get("auth_hba_file")
+	if hbaFile != "" && !strings.EqualFold(typ, "hba") {
+		m.warn("auth_hba_file = %s ignored: auth_type is %s, not hba", hbaFile, typ)
+	}
 	switch t := strings.ToLower(typ); t {
 	case "trust":
 		if file != "" {
 			m.warn("auth_type = trust: every client is trusted and auth_file %s is not read (qprouter's trust does not check user names)", file)
 		}
-	case "md5", "scram-sha-256", "plain":
+	case "md5", "scram-sha-256", "plain", "hba":
+		if t == "hba" {
+			if hbaFile == "" {
+				m.refuse("auth_hba_file", "auth_type = hba without auth_hba_file: give auth_hba_file (or --auth-hba-file)")
+				return
+			}
+			m.set("auth_hba_file", hbaFile)
+		}
 		if file == "" && authUser == "" {
+			if t == "hba" {
+				return // enough when every rule is trust or reject; qprouter checks the rules at start
+			}
 			m.refuse("auth_file", "auth_type = %s without auth_file or auth_user: give auth_file (or --auth-file), auth_user for the auth query, or set auth_type = trust", typ)
 			return
 		}
@@ -339,7 +353,7 @@ func (m *mapper) auth(get func(string) (string, bool)) {
 		if t == "plain" {
 			m.warn("auth_type = plain: clients authenticate with SCRAM-SHA-256 (md5 for md5 secrets), never with a cleartext password")
 		}
-	case "any", "cert", "hba", "ldap", "pam":
+	case "any", "cert", "ldap", "pam":
 		m.refuse("auth_file", "auth_type = %s is not supported by qprouter: use md5 or scram-sha-256 with auth_file (or give --auth-file)", typ)
 	default:
 		m.refuse("auth_file", "auth_type = %s: want trust, md5, scram-sha-256 or plain", typ)
@@ -404,8 +418,7 @@ var ignored = map[string]ignoredKey{
 	"stats_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
 	"unix_socket_dir": {"", "qprouter listens on TCP only (listen_addr), not on a Unix socket; a [databases] entry without host= still connects to the server's socket there", false},
 
-	"auth_hba_file":     {"", "auth_type = hba is not supported", false},
-	"auth_ident_file":   {"", "auth_type = hba is not supported", false},
+	"auth_ident_file":   {"", "qprouter has no peer or ident methods, so no ident maps", false},
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},
 
 	"max_db_client_connections":   {"0", "no client cap per database (max_client_conn caps them all)", false},

@@ -79,7 +79,7 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 	if cfg.RequireTLS && !st.TLS {
 		return nil, st, reply(c, fatal(CodeInvalidAuthorization, "SSL required"))
 	}
-	if err := authenticate(c, cfg, st); err != nil {
+	if err := authenticate(c, cfg, st, conn.RemoteAddr()); err != nil {
 		return nil, st, err
 	}
 	if hc, ok := c.(*handshakeConn); ok {

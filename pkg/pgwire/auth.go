@@ -9,16 +9,34 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// authenticate runs the exchange for st's user and returns nil when the
-// client proved who it is. It does not send AuthenticationOk.
-func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
+// authenticate runs the exchange for st's user, connected from addr, and
+// returns nil when the client proved who it is. It does not send
+// AuthenticationOk.
+func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup, addr net.Addr) error {
 	user, db := st.Params["user"], st.Params["database"]
+	var ruled AuthMethod // the method Rules picked, if any
+	if cfg.Rules != nil {
+		m, why := cfg.Rules(Peer{Database: db, User: user, Addr: addr, TLS: st.TLS})
+		switch m {
+		case AuthTrust:
+			return nil
+		case AuthMD5, AuthSCRAM:
+			ruled = m
+		default:
+			if why == "" {
+				why = fmt.Sprintf("connection rejected for user \"%s\", database \"%s\"", user, db)
+			}
+			return reply(c, fatal(CodeInvalidAuthorization, "%s", why))
+		}
+	}
 	if cfg.Credentials == nil {
 		return reply(c, fatal(CodeInvalidAuthorization, "no authentication is configured for user \"%s\"", user))
 	}
@@ -33,6 +51,9 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup) error {
 		return reply(c, e)
 	}
 	method := cred.Method
+	if ruled != 0 && method != AuthReject {
+		method = ruled
+	}
 	if !known && (method == 0 || method == AuthTrust || method == AuthReject) {
 		method = AuthSCRAM
 	}

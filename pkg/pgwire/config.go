@@ -4,6 +4,7 @@ package pgwire
 
 import (
 	"crypto/tls"
+	"net"
 	"time"
 )
 
@@ -68,6 +69,12 @@ type ServerConfig struct {
 	// when it is at hand; false for anything else (an unknown user, an
 	// answer that needs an auth query), which then goes to Accept.
 	QuickCredentials func(user, database string) (Credential, bool)
+	// Rules, when set, picks each client's method before its credential is
+	// looked up, as pg_hba.conf does: AuthTrust needs no credential,
+	// AuthReject refuses with why (28000), and AuthMD5 and AuthSCRAM take
+	// the credential's secret in place of its Method (a credential of
+	// AuthReject still refuses).
+	Rules func(Peer) (m AuthMethod, why string)
 	// StartupTimeout bounds the whole of Accept (default DefaultStartupTimeout).
 	StartupTimeout time.Duration
 	// MaxStartup bounds the startup packet in bytes (default DefaultMaxStartup).
@@ -91,4 +98,12 @@ func (c *ServerConfig) maxStartup() int {
 		return c.MaxStartup
 	}
 	return DefaultMaxStartup
+}
+
+// Peer is a client as ServerConfig.Rules sees it, once its StartupMessage
+// came.
+type Peer struct {
+	Database, User string
+	Addr           net.Addr // the client's address (RemoteAddr)
+	TLS            bool
 }

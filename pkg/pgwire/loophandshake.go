@@ -50,6 +50,7 @@ type Handshake struct {
 	scram    *scramExchange
 	ssl, gss bool // SSLRequest, GSSENCRequest answered
 	err      error
+	addr     net.Addr // the client's, for ServerConfig.Rules
 }
 
 // authWait is the authentication message a Handshake waits for.
@@ -64,6 +65,13 @@ const (
 
 // NewHandshake starts an exchange under cfg.
 func NewHandshake(cfg *ServerConfig) *Handshake { return &Handshake{cfg: cfg} }
+
+// From sets the client's address, which ServerConfig.Rules looks at, and
+// returns h.
+func (h *Handshake) From(addr net.Addr) *Handshake {
+	h.addr = addr
+	return h
+}
 
 // Startup is what the client sent (Params once its StartupMessage came).
 func (h *Handshake) Startup() *Startup { return &h.st }
@@ -155,7 +163,7 @@ func (h *Handshake) startupMessage(out []byte, code uint32, n int) ([]byte, Step
 		return append(out, ans.Bytes()...), StepFail
 	}
 	answer := ans.Bytes() // NegotiateProtocolVersion, if any
-	cred, ok := h.cfg.QuickCredentials(h.st.Params["user"], h.st.Params["database"])
+	cred, ok := h.credential()
 	switch {
 	case !ok:
 		return out, StepAccept
@@ -178,6 +186,28 @@ func (h *Handshake) startupMessage(out []byte, code uint32, n int) ([]byte, Step
 		return h.authMessage(out)
 	}
 	return h.done(out)
+}
+
+// credential is the client's credential with the method Rules picks for
+// it, as authenticate decides; false leaves the client to Accept (a
+// refusal, or a credential not at hand).
+func (h *Handshake) credential() (Credential, bool) {
+	user, db := h.st.Params["user"], h.st.Params["database"]
+	if h.cfg.Rules == nil {
+		return h.cfg.QuickCredentials(user, db)
+	}
+	m, _ := h.cfg.Rules(Peer{Database: db, User: user, Addr: h.addr})
+	switch m {
+	case AuthTrust:
+		return Credential{Method: AuthTrust}, true
+	case AuthMD5, AuthSCRAM:
+		cred, ok := h.cfg.QuickCredentials(user, db)
+		if ok && cred.Method != AuthReject {
+			cred.Method = m
+		}
+		return cred, ok
+	}
+	return Credential{}, false
 }
 
 // authMessage takes the authentication message once it is whole, framed

@@ -131,7 +131,7 @@ type loopHandshake struct {
 }
 
 func startHandshake(p *Proxy, c *netloop.Conn) {
-	hs := &loopHandshake{p: p, c: c, h: pgwire.NewHandshake(p.opts.Auth)}
+	hs := &loopHandshake{p: p, c: c, h: pgwire.NewHandshake(p.opts.Auth).From(c.RemoteAddr())}
 	timeout := p.opts.Auth.StartupTimeout
 	if timeout <= 0 {
 		timeout = pgwire.DefaultStartupTimeout

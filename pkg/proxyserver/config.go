@@ -35,6 +35,7 @@ type Config struct {
 	AuthUser           string        `toml:"auth_user"`            // look users missing from AuthFile up on the server as this user
 	AuthQuery          string        `toml:"auth_query"`           // the lookup, $1 the user name, returning (name, secret); "": DefaultAuthQuery
 	AuthDatabase       string        `toml:"auth_dbname"`          // database the lookup runs in; "": the client's
+	AuthHBAFile        string        `toml:"auth_hba_file"`        // pg_hba.conf-style rules choosing each client's method ("": by the secret, or trust)
 	TLSCert            string        `toml:"tls_cert"`             // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
 	TLSKey             string        `toml:"tls_key"`              // PEM private key of TLSCert
 	RequireTLS         bool          `toml:"require_tls"`          // refuse clients that do not use TLS

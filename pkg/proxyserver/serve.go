@@ -17,6 +17,7 @@ import (
 
 	"github.com/qpkit/qpkit/pkg/admin"
 	"github.com/qpkit/qpkit/pkg/bouncerini"
+	"github.com/qpkit/qpkit/pkg/hba"
 	"github.com/qpkit/qpkit/pkg/netloop"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
@@ -55,6 +56,7 @@ type Server struct {
 	mu    sync.Mutex
 	cfg   Config
 	users map[string]pgwire.Credential // nil: trust every client (unless authq)
+	hba   *hba.Rules                   // nil: no HBA file; the method follows the secret
 	authq *authQuery                   // nil: no auth query
 	cert  *pgwire.Certificate          // nil: no client TLS
 }
@@ -86,6 +88,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.users = users
+	if s.hba, err = loadHBA(c); err != nil {
+		return nil, err
+	}
 	if c.AuthUser != "" {
 		pw := users[c.AuthUser].Plaintext()
 		if s.authq, err = newAuthQuery(c.ServerURL, c.AuthQuery, c.AuthUser, c.AuthDatabase, pw); err != nil {
@@ -105,6 +110,9 @@ func New(opts Options) (*Server, error) {
 		return nil, configError(err)
 	}
 	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS}
+	if s.hba != nil {
+		auth.Rules = s.rules
+	}
 	if c.TLSCert != "" {
 		if s.cert, err = pgwire.LoadCertificate(c.TLSCert, c.TLSKey); err != nil {
 			return nil, configError(err)
@@ -192,8 +200,13 @@ func (s *Server) Serve(ctx context.Context) error {
 		go hs.Serve(aln)
 		log.Info("admin API listening", "addr", aln.Addr().String())
 	}
-	if _, users := s.get(); users == nil && s.authq == nil {
+	if _, users := s.get(); users == nil && s.authq == nil && s.hba == nil {
 		log.Warn("no --auth-file: every client is trusted")
+	}
+	if s.hba != nil {
+		for _, n := range s.hba.Notes {
+			log.Warn("auth hba file: " + n)
+		}
 	}
 	if s.authq != nil {
 		defer s.authq.close()
@@ -253,6 +266,15 @@ func (s *Server) reload() error {
 	if err != nil {
 		return err
 	}
+	// The HBA file is read again; having one or not is decided at start.
+	if (nc.AuthHBAFile == "") != (s.opts.Config.AuthHBAFile == "") {
+		s.log.Warn("reload: auth_hba_file is turned on or off at the next start; the rules stay as they were")
+		nc.AuthHBAFile = s.cfg.AuthHBAFile
+	}
+	nh, err := loadHBA(nc)
+	if err != nil {
+		return err
+	}
 	// The certificate files are read again (a renewed certificate); TLS
 	// itself, on or off and required or not, stays as at the start.
 	if s.cert != nil && nc.TLSCert != "" {
@@ -267,7 +289,7 @@ func (s *Server) reload() error {
 		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")
 	}
 	nc.Listen, nc.ServerURL, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.PoolMode, old.Admin
-	s.cfg, s.users = nc, nu
+	s.cfg, s.users, s.hba = nc, nu, nh
 	return nil
 }
 

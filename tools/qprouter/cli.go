@@ -57,6 +57,7 @@ type settings struct {
 	AuthUser           string        `name:"auth-user" help:"Look clients missing from --auth-file up on the server, connecting as this user (its password from --auth-file or --server-url)." placeholder:"USER" env:"QPROUTER_AUTH_USER"`
 	AuthQuery          string        `name:"auth-query" help:"The lookup: $1 is the user name, the second column the secret (SCRAM verifier or md5 hash). Default: pg_authid's rolpassword (needs a superuser auth user)." placeholder:"SQL" env:"QPROUTER_AUTH_QUERY"`
 	AuthDatabase       string        `name:"auth-dbname" help:"Database the auth query runs in (default: the client's)." placeholder:"DB" env:"QPROUTER_AUTH_DBNAME"`
+	AuthHBAFile        string        `name:"auth-hba-file" help:"Rules in pg_hba.conf's format choosing each client's method (trust, reject, md5, scram-sha-256) by connection type, database, user and address; the first line that matches wins and a client no line matches is refused. Passwords still come from --auth-file or --auth-user." placeholder:"FILE" env:"QPROUTER_AUTH_HBA_FILE"`
 	TLSCert            string        `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key); without it SSLRequest is answered 'N'." placeholder:"FILE" env:"QPROUTER_TLS_CERT"`
 	TLSKey             string        `name:"tls-key" help:"PEM private key of --tls-cert." placeholder:"FILE" env:"QPROUTER_TLS_KEY"`
 	RequireTLS         bool          `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPROUTER_REQUIRE_TLS"`

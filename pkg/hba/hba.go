@@ -1,0 +1,160 @@
+// Package hba reads host-based authentication rules in PostgreSQL's
+// pg_hba.conf format and picks the rule for a connecting client, so that
+// a proxy chooses each client's authentication method (trust, md5,
+// scram-sha-256 or reject) by connection type, database, user and address
+// as the server itself would: the first matching line wins, and a client
+// no line matches is refused.
+package hba
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+// Method is a line's authentication method.
+type Method string
+
+// The methods a rule may name; Parse refuses the others.
+const (
+	Trust  Method = "trust"
+	Reject Method = "reject"
+	MD5    Method = "md5"           // md5, or SCRAM when the stored secret is a SCRAM verifier (PostgreSQL's rule)
+	SCRAM  Method = "scram-sha-256" // SCRAM only: an md5 secret cannot pass
+	// Password is pg_hba.conf's cleartext method, which Parse reads as MD5
+	// (no password travels in clear), with a note.
+	Password Method = "password"
+)
+
+// ConnType is the first field of a line.
+type ConnType string
+
+// Connection types. GSS encryption is never used, so hostgssenc lines never
+// match and hostnogssenc lines match every TCP client.
+const (
+	Local        ConnType = "local"
+	Host         ConnType = "host"
+	HostSSL      ConnType = "hostssl"
+	HostNoSSL    ConnType = "hostnossl"
+	HostGSSEnc   ConnType = "hostgssenc"
+	HostNoGSSEnc ConnType = "hostnogssenc"
+)
+
+// Rule is one line.
+type Rule struct {
+	Line      int // in its file, for messages
+	Type      ConnType
+	Databases []name // empty never: "all" is a keyword name
+	Users     []name
+	allAddrs  bool
+	Prefix    netip.Prefix // when not all addresses (host lines)
+	Method    Method
+}
+
+// name is a database or user field's item: a keyword unquoted, or a name.
+type name struct {
+	text    string
+	keyword bool // all, sameuser, samerole, samegroup, replication
+}
+
+// Client is what a rule looks at.
+type Client struct {
+	Database, User string
+	Addr           netip.Addr // the client's IP address; invalid for a Unix socket
+	TLS            bool
+}
+
+// Rules are the lines of a file in order.
+type Rules struct {
+	File  string
+	Rules []Rule
+	// Notes are things worth a warning (lines that can never match, a
+	// password method read as md5).
+	Notes []string
+}
+
+// Match returns the first rule that applies to c, or false when none does.
+func (r *Rules) Match(c Client) (Rule, bool) {
+	for _, rule := range r.Rules {
+		if rule.matches(c) {
+			return rule, true
+		}
+	}
+	return Rule{}, false
+}
+
+func (rule *Rule) matches(c Client) bool {
+	local := !c.Addr.IsValid()
+	switch rule.Type {
+	case Local:
+		if !local {
+			return false
+		}
+	case Host, HostNoGSSEnc:
+		if local {
+			return false
+		}
+	case HostSSL:
+		if local || !c.TLS {
+			return false
+		}
+	case HostNoSSL:
+		if local || c.TLS {
+			return false
+		}
+	default: // hostgssenc
+		return false
+	}
+	if !local && !rule.allAddrs && !rule.Prefix.Contains(c.Addr.Unmap()) {
+		return false
+	}
+	return slices.ContainsFunc(rule.Databases, func(n name) bool {
+		if !n.keyword {
+			return n.text == c.Database
+		}
+		switch n.text {
+		case "all":
+			return true
+		case "sameuser":
+			return c.Database == c.User
+		}
+		return false // replication: qprouter takes no replication connections
+	}) && slices.ContainsFunc(rule.Users, func(n name) bool {
+		return n.text == c.User || n.keyword && n.text == "all"
+	})
+}
+
+// NoEntry is PostgreSQL's refusal of a client no line matches.
+func NoEntry(c Client) string {
+	return fmt.Sprintf("no pg_hba.conf entry for host %q, user %q, database %q, %s", host(c), c.User, c.Database, encryption(c))
+}
+
+// Rejected is PostgreSQL's refusal of a client a reject line matches.
+func Rejected(c Client) string {
+	return fmt.Sprintf("pg_hba.conf rejects connection for host %q, user %q, database %q, %s", host(c), c.User, c.Database, encryption(c))
+}
+
+func host(c Client) string {
+	if !c.Addr.IsValid() {
+		return "[local]"
+	}
+	return c.Addr.Unmap().String()
+}
+
+func encryption(c Client) string {
+	if c.TLS {
+		return "SSL encryption"
+	}
+	return "no encryption"
+}
+
+// NeedsSecrets reports whether some rule asks for a password, and the
+// first such line.
+func (r *Rules) NeedsSecrets() (bool, int) {
+	for _, rule := range r.Rules {
+		if rule.Method == MD5 || rule.Method == SCRAM {
+			return true, rule.Line
+		}
+	}
+	return false, 0
+}

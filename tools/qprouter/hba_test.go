@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/pgwire"
+)
+
+const hbaRules = `# TYPE  DATABASE   USER        ADDRESS        METHOD
+host    postgres   hba_trust   127.0.0.1/32   trust
+host    postgres   hba_md5     127.0.0.1 255.255.255.255 md5
+host    all        hba_scram   127.0.0.0/8    scram-sha-256
+host    all        hba_hash    all            scram-sha-256
+host    template1  all         all            reject
+hostssl all        all         all            trust
+`
+
+// TestHBA runs qprouter with --auth-hba-file in session mode and in
+// transaction mode (whose event loop applies the rules itself) and checks,
+// with pgx and a raw client, that each client gets its line's method:
+// trust without a password for a user the auth file does not list, md5
+// for a plaintext secret that would otherwise get SCRAM, SCRAM refused for
+// an md5 secret, reject and "no entry" in PostgreSQL's words; a reload
+// rereads the rules.
+func TestHBA(t *testing.T) {
+	c := pgtest.Shared(t)
+	bg := context.Background()
+	admin, err := pgx.Connect(bg, c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(bg)
+	for _, q := range []string{
+		"DROP ROLE IF EXISTS hba_trust, hba_md5, hba_scram, hba_hash",
+		"CREATE ROLE hba_trust LOGIN", "CREATE ROLE hba_md5 LOGIN", "CREATE ROLE hba_scram LOGIN", "CREATE ROLE hba_hash LOGIN",
+	} {
+		if _, err := admin.Exec(bg, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			users := filepath.Join(dir, "users.txt")
+			write(t, users, `"hba_md5" "md5 pw"`+"\n"+`"hba_scram" "scram pw"`+"\n"+`"hba_hash" "`+pgwire.MD5Secret("hba_hash", "hash pw")+`"`+"\n")
+			rules := filepath.Join(dir, "pg_hba.conf")
+			write(t, rules, hbaRules)
+			adminAddr := freeAddr(t)
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--auth-file", users, "--auth-hba-file", rules, "--admin", adminAddr)
+			defer stop()
+			addr := strings.TrimSuffix(strings.SplitN(url, "@", 2)[1], "/postgres?sslmode=disable")
+			try := func(user, password, db string) error {
+				u := fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", user, strings.ReplaceAll(password, " ", "%20"), addr, db)
+				cn, err := pgx.Connect(bg, u)
+				if err != nil {
+					return err
+				}
+				defer cn.Close(bg)
+				var who string
+				if err := cn.QueryRow(bg, "SELECT current_user").Scan(&who); err != nil {
+					return err
+				}
+				if who != user {
+					return errors.New("server session runs as " + who)
+				}
+				return nil
+			}
+			refused := func(err error, code, message string) {
+				t.Helper()
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != code || pe.Message != message {
+					t.Errorf("got %v, want %s %q", err, code, message)
+				}
+			}
+
+			if err := try("hba_trust", "", "postgres"); err != nil {
+				t.Errorf("trust line, no password, not in the auth file: %v", err)
+			}
+			if err := try("hba_md5", "md5 pw", "postgres"); err != nil {
+				t.Errorf("md5 line: %v", err)
+			}
+			refused(try("hba_md5", "wrong", "postgres"), "28P01", `password authentication failed for user "hba_md5"`)
+			if err := try("hba_scram", "scram pw", "template1"); err != nil {
+				t.Errorf("scram line (before the template1 reject line): %v", err)
+			}
+			refused(try("hba_hash", "hash pw", "postgres"), "28P01", `password authentication failed for user "hba_hash"`)
+			refused(try("hba_trust", "", "template1"), "28000", `pg_hba.conf rejects connection for host "127.0.0.1", user "hba_trust", database "template1", no encryption`)
+			refused(try("postgres", "", "postgres"), "28000", `no pg_hba.conf entry for host "127.0.0.1", user "postgres", database "postgres", no encryption`)
+
+			// The method itself: the first authentication request.
+			for user, want := range map[string]string{"hba_md5": "*pgproto3.AuthenticationMD5Password", "hba_scram": "*pgproto3.AuthenticationSASL", "hba_trust": "*pgproto3.AuthenticationOk"} {
+				if got := firstAuth(t, addr, user, "postgres"); got != want {
+					t.Errorf("%s: first answer %s, want %s", user, got, want)
+				}
+			}
+
+			// A reload rereads the rules.
+			write(t, rules, hbaRules+"host all all 127.0.0.1/32 trust\n")
+			resp, err := http.Post("http://"+adminAddr+"/api/reload", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("reload: %s", resp.Status)
+			}
+			if err := try("postgres", "", "postgres"); err != nil {
+				t.Errorf("after the reload added a trust line: %v", err)
+			}
+			// A file that does not load fails the reload; the rules stay.
+			write(t, rules, "host all all all peer\n")
+			resp, err = http.Post("http://"+adminAddr+"/api/reload", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				t.Error("reload with a bad rules file: 200")
+			}
+			if err := try("postgres", "", "postgres"); err != nil {
+				t.Errorf("after a failed reload: %v", err)
+			}
+		})
+	}
+}
+
+// firstAuth sends a StartupMessage and returns the type of the server's
+// first answer.
+func firstAuth(t *testing.T, addr, user, db string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	fe := pgproto3.NewFrontend(conn, conn)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": user, "database": db}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := fe.Receive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%T", m)
+}

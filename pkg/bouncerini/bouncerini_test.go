@@ -292,3 +292,15 @@ func TestBouncerHBA(t *testing.T) {
 		t.Errorf("auth_type trust: values %v, notes %s", s.Values, notes(s, slog.LevelWarn))
 	}
 }
+
+// tcp_defer_accept is an integer in PgBouncer: 0 turns it off.
+func TestBouncerDeferAccept(t *testing.T) {
+	for v, want := range map[string]string{"0": "false", "1": "true", "45": "true"} {
+		if s := load(t, base+"tcp_defer_accept = "+v+"\n"); s.Values["tcp_defer_accept"] != want {
+			t.Errorf("tcp_defer_accept = %s: %q, want %q", v, s.Values["tcp_defer_accept"], want)
+		}
+	}
+	if s := load(t, base+"tcp_defer_accept = yes\n"); s.Errors["tcp_defer_accept"] == nil {
+		t.Error("tcp_defer_accept = yes accepted")
+	}
+}

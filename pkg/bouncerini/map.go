@@ -191,6 +191,14 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	m.auth(get)
 	m.clientTLS(get)
 
+	if v, ok := get("tcp_defer_accept"); ok { // an integer in PgBouncer: 0 off, anything else on
+		if n, err := strconv.ParseInt(v, 0, 32); err != nil {
+			m.refuse("tcp_defer_accept", "tcp_defer_accept = %s: want 0 or 1", v)
+		} else {
+			m.set("tcp_defer_accept", strconv.FormatBool(n != 0))
+		}
+	}
+
 	// Reaching the server: parameters of the server URL.
 	if v, ok := get("server_tls_sslmode"); ok {
 		switch mode := strings.ToLower(v); mode {
@@ -463,7 +471,6 @@ var ignored = map[string]ignoredKey{
 	"so_reuseport":              {"0", "one process listens", true},
 	"pkt_buf":                   {"4096", "buffers grow as needed", true},
 	"sbuf_loopcnt":              {"5", "not needed", true},
-	"tcp_defer_accept":          {"", "not needed", true},
 	"tcp_keepalive":             {"1", "Go's TCP keepalive defaults apply", true},
 	"tcp_keepcnt":               {"0", "Go's TCP keepalive defaults apply", true},
 	"tcp_keepidle":              {"0", "Go's TCP keepalive defaults apply", true},

@@ -43,6 +43,7 @@ type Config struct {
 	CacheUnnamed       bool          `toml:"cache_unnamed"`        // keep clients' repeated unnamed statements prepared on the servers (transaction mode)
 	EventLoop          bool          `toml:"event_loop"`           // serve transaction mode's plain transactions on an event loop (experimental)
 	IOURing            bool          `toml:"io_uring"`             // the event loop's writes through an io_uring, a batch per round of events
+	TCPDeferAccept     bool          `toml:"tcp_defer_accept"`     // accept a client only once its first bytes came (Linux TCP_DEFER_ACCEPT, as PgBouncer)
 	Admin              string        `toml:"admin"`                // admin HTTP API and /metrics address ("": off)
 	Pprof              bool          `toml:"pprof"`                // Go's runtime profiles under /debug/pprof/ on the admin address
 	ShutdownTimeout    time.Duration `toml:"shutdown_timeout"`     // drain time once the context ends

@@ -181,6 +181,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		log.Log(ctx, n.Level, n.Msg)
 	}
 	var lc net.ListenConfig
+	if c.TCPDeferAccept {
+		lc.Control = deferAccept
+	}
 	ln, err := lc.Listen(ctx, "tcp", c.Listen)
 	if err != nil {
 		return err

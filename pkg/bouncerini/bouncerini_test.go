@@ -33,6 +33,7 @@ func TestBouncerDebian(t *testing.T) {
 		"acquire_timeout":     "2m0s",
 		"reset_query":         "DISCARD ALL",
 		"auth_file":           "/etc/pgbouncer/userlist.txt",
+		"unix_socket_dir":     "/var/run/postgresql",
 	}
 	if !maps.Equal(s.Values, want) {
 		t.Errorf("values:\n got %v\nwant %v", s.Values, want)
@@ -42,7 +43,7 @@ func TestBouncerDebian(t *testing.T) {
 	}
 	warned := notes(s, slog.LevelWarn)
 	for _, w := range []string{"logfile = /var/log/postgresql/pgbouncer.log ignored: qprouter logs to stderr",
-		"pidfile = /var/run/postgresql/pgbouncer.pid ignored", "unix_socket_dir = /var/run/postgresql ignored",
+		"pidfile = /var/run/postgresql/pgbouncer.pid ignored",
 		"admin_users = postgres ignored: there is no admin console database"} {
 		if !strings.Contains(warned, w) {
 			t.Errorf("no warning %q in:\n%s", w, warned)

@@ -137,6 +137,12 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	}
 
 	// Where clients connect.
+	if dir, _ := get("unix_socket_dir"); dir != "" {
+		m.set("unix_socket_dir", dir)
+	}
+	if mode, ok := get("unix_socket_mode"); ok {
+		m.set("unix_socket_mode", mode)
+	}
 	addr, hasAddr := get("listen_addr")
 	port, hasPort := get("listen_port")
 	if hasAddr || hasPort {
@@ -424,7 +430,6 @@ var ignored = map[string]ignoredKey{
 	"user":            {"", "qprouter runs as the user that starts it", false},
 	"admin_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
 	"stats_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
-	"unix_socket_dir": {"", "qprouter listens on TCP only (listen_addr), not on a Unix socket; a [databases] entry without host= still connects to the server's socket there", false},
 
 	"auth_ident_file":   {"", "qprouter has no peer or ident methods, so no ident maps", false},
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},
@@ -465,8 +470,7 @@ var ignored = map[string]ignoredKey{
 	"job_name":                  {"pgbouncer", "logs say qprouter", true},
 	"service_name":              {"pgbouncer", "logs say qprouter", true},
 	"conffile":                  {"", "the file is the one given", true},
-	"unix_socket_mode":          {"0777", "no Unix socket", true},
-	"unix_socket_group":         {"", "no Unix socket", true},
+	"unix_socket_group":         {"", "the socket keeps qprouter's group", false},
 	"listen_backlog":            {"128", "the system default applies", true},
 	"so_reuseport":              {"0", "one process listens", true},
 	"pkt_buf":                   {"4096", "buffers grow as needed", true},

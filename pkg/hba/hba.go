@@ -49,6 +49,9 @@ type Rule struct {
 	allAddrs  bool
 	Prefix    netip.Prefix // when not all addresses (host lines)
 	Method    Method
+	// Unsupported marks a local line with a method qprouter cannot run
+	// (peer, ident, ...): Parse keeps it for CheckLocal to judge.
+	Unsupported bool
 }
 
 // name is a database or user field's item: a keyword unquoted, or a name.
@@ -146,6 +149,28 @@ func encryption(c Client) string {
 		return "SSL encryption"
 	}
 	return "no encryption"
+}
+
+// CheckLocal judges the local lines for a server that takes (unix true)
+// or does not take Unix-socket clients: with them, a local line with a
+// method qprouter cannot run is an error; without them, local lines never
+// match, which is a note.
+func (r *Rules) CheckLocal(unix bool) error {
+	for _, rule := range r.Rules {
+		switch {
+		case rule.Type != Local:
+		case !unix:
+			r.Notes = append(r.Notes, fmt.Sprintf("%s:%d: local lines never match: qprouter takes no Unix-socket clients (no unix socket directory)", r.File, rule.Line))
+			return nil
+		case rule.Unsupported:
+			return fmt.Errorf("%s:%d: %w", r.File, rule.Line, unsupported(string(rule.Method)))
+		}
+	}
+	return nil
+}
+
+func unsupported(method string) error {
+	return fmt.Errorf("authentication method %s is not supported by qprouter: use trust, reject, md5 or scram-sha-256", method)
 }
 
 // NeedsSecrets reports whether some rule asks for a password, and the

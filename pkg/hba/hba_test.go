@@ -72,9 +72,37 @@ func TestMatch(t *testing.T) {
 	if need, line := rs.NeedsSecrets(); !need || line != 3 {
 		t.Errorf("NeedsSecrets: %v %d", need, line)
 	}
+	if err := rs.CheckLocal(true); err == nil || !strings.Contains(err.Error(), "pg_hba.conf:2: authentication method peer is not supported") {
+		t.Errorf("a peer line with Unix-socket clients: %v", err)
+	}
+	if err := rs.CheckLocal(false); err != nil {
+		t.Errorf("a peer line without Unix-socket clients: %v", err)
+	}
 	notes := strings.Join(rs.Notes, "\n")
 	if !strings.Contains(notes, "pg_hba.conf:2: local lines never match") || !strings.Contains(notes, "pg_hba.conf:8: method password") {
 		t.Errorf("notes:\n%s", notes)
+	}
+
+	// Local lines match clients without an IP address (a Unix socket), and
+	// only them.
+	rs = parse(t, "local all bob md5\nlocal all all reject\nhost all all all trust\n")
+	if err := rs.CheckLocal(true); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c    Client
+		want Method
+	}{
+		{Client{Database: "app", User: "bob"}, MD5},
+		{Client{Database: "app", User: "eve"}, Reject},
+		{Client{Database: "app", User: "bob", Addr: netip.MustParseAddr("127.0.0.1")}, Trust},
+	} {
+		if rule, ok := rs.Match(tc.c); !ok || rule.Method != tc.want {
+			t.Errorf("%+v: %s %v, want %s", tc.c, rule.Method, ok, tc.want)
+		}
+	}
+	if got := Rejected(Client{Database: "app", User: "eve"}); got != `pg_hba.conf rejects connection for host "[local]", user "eve", database "app", no encryption` {
+		t.Errorf("Rejected, local: %s", got)
 	}
 
 	// Without the catch-all, nothing matches an unknown client.

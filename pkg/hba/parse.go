@@ -35,7 +35,6 @@ func Parse(r io.Reader, path string) (*Rules, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	localNoted := false
 	for _, l := range lines {
 		fields, err := tokenize(l.text)
 		if err != nil {
@@ -47,10 +46,6 @@ func Parse(r io.Reader, path string) (*Rules, error) {
 		rule, err := rs.rule(fields, l.n, filepath.Dir(path))
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, l.n, err)
-		}
-		if rule.Type == Local && !localNoted {
-			localNoted = true
-			rs.Notes = append(rs.Notes, fmt.Sprintf("%s:%d: local lines never match: qprouter's clients connect over TCP", path, l.n))
 		}
 		rs.Rules = append(rs.Rules, rule)
 	}
@@ -215,17 +210,18 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 	if !slices.Contains(pgMethods, method) {
 		return r, fmt.Errorf("invalid authentication method %q", method)
 	}
-	if r.Type == Local {
-		r.Method = Method(method) // never matches; any PostgreSQL method will do
-		return r, nil
-	}
 	switch Method(method) {
 	case Trust, Reject, MD5, SCRAM:
 	case Password:
 		method = string(MD5)
 		rs.Notes = append(rs.Notes, fmt.Sprintf("%s:%d: method password: clients authenticate with md5 (SCRAM-SHA-256 for SCRAM secrets), never with a cleartext password", rs.File, n))
 	default:
-		return r, fmt.Errorf("authentication method %s is not supported by qprouter: use trust, reject, md5 or scram-sha-256", method)
+		if r.Type == Local { // kept: CheckLocal refuses it if Unix sockets are served
+			r.Method = Method(method)
+			r.Unsupported = true
+			break
+		}
+		return r, unsupported(method)
 	}
 	r.Method = Method(method)
 	if len(fields) > 0 {

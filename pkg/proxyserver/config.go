@@ -16,6 +16,8 @@ import (
 // defaults come from the command line that fills it (see docs/qprouter.md).
 type Config struct {
 	Listen             string        `toml:"listen"`               // address clients connect to
+	UnixSocketDir      string        `toml:"unix_socket_dir"`      // also listen on DIR/.s.PGSQL.<port of listen> ("": TCP only)
+	UnixSocketMode     string        `toml:"unix_socket_mode"`     // the socket file's permissions, octal
 	ServerURL          string        `toml:"server_url"`           // host, port, TLS and optionally a password; database and user come from each client
 	PoolMode           string        `toml:"pool_mode"`            // "session" or "transaction"
 	PoolSize           int           `toml:"pool_size"`            // server connections per (database, user) at most
@@ -96,6 +98,11 @@ func (c *Config) Check() error {
 	}
 	if c.RequireTLS && c.TLSCert == "" {
 		return configError(errors.New("--require-tls needs --tls-cert and --tls-key"))
+	}
+	if c.UnixSocketDir != "" {
+		if _, err := parseSocketMode(c.UnixSocketMode); err != nil {
+			return configError(err)
+		}
 	}
 	if c.PreparedPerServer < 1 {
 		return configError(fmt.Errorf("--prepared-per-server %d: want at least 1", c.PreparedPerServer))

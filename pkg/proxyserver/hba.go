@@ -21,6 +21,9 @@ func loadHBA(c Config) (*hba.Rules, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
+	if err := rs.CheckLocal(c.UnixSocketDir != ""); err != nil {
+		return nil, configError(err)
+	}
 	if need, line := rs.NeedsSecrets(); need && c.AuthFile == "" && c.AuthUser == "" {
 		return nil, configError(fmt.Errorf("%s:%d asks for a password: give --auth-file or --auth-user to take passwords from", c.AuthHBAFile, line))
 	}

@@ -192,11 +192,27 @@ func (s *Server) Serve(ctx context.Context) error {
 	// system's timings: one setsockopt per client rather than four (Go's
 	// default sets idle, interval and count too).
 	ln = rawconn.Listen(ln, true)
+	var uln net.Listener
+	if c.UnixSocketDir != "" {
+		mode, _ := parseSocketMode(c.UnixSocketMode) // Check has refused a bad one
+		port := 0
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			port = a.Port
+		}
+		if uln, err = listenUnix(c.UnixSocketDir, port, mode); err != nil {
+			ln.Close()
+			return err
+		}
+		log.Info("qprouter listening", "socket", uln.Addr().String())
+	}
 	var hs *http.Server
 	if s.admin != nil {
 		aln, err := net.Listen("tcp", c.Admin)
 		if err != nil {
 			ln.Close()
+			if uln != nil {
+				uln.Close()
+			}
 			return fmt.Errorf("admin: %w", err)
 		}
 		hs = &http.Server{Handler: s.admin, ReadHeaderTimeout: 10 * time.Second}
@@ -218,8 +234,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.opts.Ready != nil {
 		s.opts.Ready(ln.Addr().String())
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- s.proxy.Serve(ln) }()
+	if uln != nil {
+		go func() { serveErr <- s.proxy.Serve(uln) }()
+	}
 	for {
 		select {
 		case <-s.opts.Hup:
@@ -292,6 +311,7 @@ func (s *Server) reload() error {
 		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")
 	}
 	nc.Listen, nc.ServerURL, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.PoolMode, old.Admin
+	nc.UnixSocketDir, nc.UnixSocketMode = old.UnixSocketDir, old.UnixSocketMode
 	s.cfg, s.users, s.hba = nc, nu, nh
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -33,7 +34,7 @@ logfile = /var/log/postgresql/pgbouncer.log
 pidfile = /var/run/postgresql/pgbouncer.pid
 listen_addr = 127.0.0.1
 listen_port = %[2]s
-unix_socket_dir = /var/run/postgresql
+unix_socket_dir = %[4]s
 auth_type = md5
 auth_file = %[3]s
 admin_users = postgres
@@ -51,12 +52,12 @@ server_tls_sslmode = disable
 `
 
 // writeBouncer writes bouncerINI and its userlist.txt into dir for a
-// server on port, listening on listenPort.
+// server on port, listening on listenPort and on a Unix socket in dir.
 func writeBouncer(t *testing.T, dir string, port int, listenPort string) string {
 	users := filepath.Join(dir, "userlist.txt")
 	write(t, users, `"postgres" "secret"`+"\n"+`"app" "md5`+"0123456789abcdef0123456789abcdef"+`"`+"\n")
 	ini := filepath.Join(dir, "pgbouncer.ini")
-	write(t, ini, fmt.Sprintf(bouncerINI, port, listenPort, users))
+	write(t, ini, fmt.Sprintf(bouncerINI, port, listenPort, users, dir))
 	return ini
 }
 
@@ -70,7 +71,7 @@ func TestBouncerConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := proxyserver.Config{
-		Listen: "127.0.0.1:6543", ServerURL: "postgres://127.0.0.1:5433/?sslmode=disable", PoolMode: "transaction",
+		Listen: "127.0.0.1:6543", UnixSocketDir: dir, UnixSocketMode: "0777", ServerURL: "postgres://127.0.0.1:5433/?sslmode=disable", PoolMode: "transaction",
 		PoolSize: 4, MinIdle: 1, MaxClients: 200, AcquireTimeout: 15 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxLifetime: 30 * time.Minute, HealthCheckAfter: 10 * time.Second, ResetQuery: "DISCARD ALL", ReservePoolTimeout: 5 * time.Second, TCPDeferAccept: true,
 		AuthFile: filepath.Join(dir, "userlist.txt"), PreparedPerServer: 256, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
@@ -228,6 +229,13 @@ func TestBouncerServe(t *testing.T) {
 	}
 	if _, err := pgx.Connect(bg, "postgres://postgres:wrong@"+addr+"/postgres?sslmode=disable"); err == nil || !strings.Contains(err.Error(), "28P01") {
 		t.Errorf("wrong password: %v", err)
+	}
+	// psql as a PgBouncer user runs it: through the Unix socket of
+	// unix_socket_dir, with the password.
+	psql := exec.Command("psql", "-X", "-Atq", "-h", filepath.Dir(ini), "-p", port, "-U", "postgres", "-d", "postgres", "-c", "SELECT 40 + 2")
+	psql.Env = append(os.Environ(), "PGPASSWORD=secret")
+	if out, err := psql.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "42" {
+		t.Errorf("psql through unix_socket_dir: %q %v", out, err)
 	}
 	if l := logs.String(); !strings.Contains(l, "settings from pgbouncer.ini "+ini) || !strings.Contains(l, "logfile = /var/log/postgresql/pgbouncer.log ignored") {
 		t.Errorf("log:\n%s", l)

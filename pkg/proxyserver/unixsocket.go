@@ -1,0 +1,56 @@
+// Listening on a Unix socket beside TCP, where PostgreSQL clients look for one.
+
+package proxyserver
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// unixSocketPath is where libpq looks for a server on port in dir.
+func unixSocketPath(dir string, port int) string {
+	return filepath.Join(dir, fmt.Sprintf(".s.PGSQL.%d", port))
+}
+
+// parseSocketMode reads an octal permission such as "0777" or "770".
+func parseSocketMode(s string) (os.FileMode, error) {
+	n, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || n > 0o777 {
+		return 0, fmt.Errorf("--unix-socket-mode %q: want octal permissions such as 0777", s)
+	}
+	return os.FileMode(n), nil
+}
+
+// listenUnix listens on the socket for port in dir, as PostgreSQL names
+// it, with mode. A socket file left by a process that is gone is replaced;
+// one a live server answers on is an error.
+func listenUnix(dir string, port int, mode os.FileMode) (net.Listener, error) {
+	path := unixSocketPath(dir, port)
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("unix socket %s: the path exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("unix socket %s: another server is listening there", path)
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("unix socket %s: removing the stale socket: %w", path, err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("unix socket: %w", err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("unix socket %s: %w", path, err)
+	}
+	return ln, nil
+}

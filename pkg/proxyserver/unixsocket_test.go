@@ -1,0 +1,49 @@
+package proxyserver
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// listenUnix replaces a stale socket file, refuses a live one and a file
+// that is not a socket, and sets the mode.
+func TestListenUnix(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := listenUnix(dir, 6543, 0o770)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ".s.PGSQL.6543")
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o770 {
+		t.Fatalf("socket: %v %v", fi, err)
+	}
+	if _, err := listenUnix(dir, 6543, 0o777); err == nil || !strings.Contains(err.Error(), "another server is listening there") {
+		t.Errorf("a live socket: %v", err)
+	}
+	// A socket file nobody listens on any more (a killed process's).
+	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the stale socket is gone: %v", err)
+	}
+	ln, err = listenUnix(dir, 6543, 0o777)
+	if err != nil {
+		t.Fatalf("over a stale socket: %v", err)
+	}
+	ln.Close()
+
+	if err := os.WriteFile(filepath.Join(dir, ".s.PGSQL.7"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listenUnix(dir, 7, 0o777); err == nil || !strings.Contains(err.Error(), "is not a socket") {
+		t.Errorf("a regular file: %v", err)
+	}
+	if _, err := parseSocketMode("0999"); err == nil {
+		t.Error("mode 0999 accepted")
+	}
+	if m, err := parseSocketMode("770"); err != nil || m != 0o770 {
+		t.Errorf("mode 770: %o %v", m, err)
+	}
+}

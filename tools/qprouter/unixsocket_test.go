@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// TestUnixSocket runs qprouter with --unix-socket-dir in both modes: psql
+// and pgx reach it through DIR/.s.PGSQL.<port>, host-based rules see those
+// clients as local (a local reject line refuses them while TCP clients get
+// in), and the socket file goes away when qprouter stops.
+func TestUnixSocket(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			bg := context.Background()
+			dir := t.TempDir()
+			sock := filepath.Join(dir, "sock")
+			if err := os.Mkdir(sock, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rules := filepath.Join(dir, "pg_hba.conf")
+			write(t, rules, "local all postgres trust\nlocal all all reject\nhost all all 127.0.0.1/32 trust\n")
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--unix-socket-dir", sock, "--unix-socket-mode", "0700", "--auth-hba-file", rules)
+			stopped := false
+			defer func() {
+				if !stopped {
+					stop()
+				}
+			}()
+			port := strings.TrimSuffix(url[strings.LastIndex(url, ":")+1:], "/postgres?sslmode=disable")
+			path := filepath.Join(sock, ".s.PGSQL."+port)
+			fi, err := os.Stat(path)
+			if err != nil || fi.Mode().Perm() != 0o700 {
+				t.Fatalf("socket file: %v %v", fi, err)
+			}
+
+			out, err := exec.Command("psql", "-X", "-Atq", "-h", sock, "-p", port, "-U", "postgres", "-d", "postgres",
+				"-c", "SELECT 'via ' || coalesce(inet_client_addr()::text, 'socket')").CombinedOutput()
+			// The proxy reaches the server over TCP whatever the client used.
+			if err != nil || strings.TrimSpace(string(out)) != "via 127.0.0.1/32" {
+				t.Errorf("psql over the socket: %q %v", out, err)
+			}
+			cn, err := pgx.Connect(bg, fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres", sock, port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				var n int
+				if err := cn.QueryRow(bg, "SELECT $1::int + 1", i).Scan(&n); err != nil || n != i+1 {
+					t.Errorf("pgx over the socket, query %d: %d %v", i, n, err)
+				}
+			}
+			cn.Close(bg)
+
+			// The local reject line, for a user the server does not even know.
+			_, err = pgx.Connect(bg, fmt.Sprintf("host=%s port=%s user=nobody dbname=postgres", sock, port))
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "28000" || pe.Message != `pg_hba.conf rejects connection for host "[local]", user "nobody", database "postgres", no encryption` {
+				t.Errorf("a local client the rules reject: %v", err)
+			}
+
+			stop()
+			stopped = true
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("socket file after the stop: %v", err)
+			}
+		})
+	}
+}

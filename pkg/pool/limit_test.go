@@ -151,3 +151,82 @@ func TestReservePool(t *testing.T) {
 		t.Errorf("after the last release: %+v", st)
 	}
 }
+
+// Many clients of three pools under one cap of 3: every acquire succeeds
+// (the wait is long enough), the cap is never exceeded, and at the end the
+// limit counts exactly the connections the pools hold.
+func TestLimitStress(t *testing.T) {
+	c := pgtest.Shared(t)
+	connect, err := pool.URLConnector(c.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := pool.NewLimit("max_user_connections of user postgres")
+	cfg := pool.Config{Size: 3, AcquireTimeout: 20 * time.Second, MaxUserConnections: 3}
+	var pools []*pool.Pool
+	for _, db := range []string{"postgres", "template1", "postgres"} {
+		p := pool.New(db, "postgres", cfg, connect, nil)
+		p.SetLimits(nil, l)
+		t.Cleanup(p.Close)
+		pools = append(pools, p)
+	}
+	stop := make(chan struct{})
+	peak := make(chan int)
+	go func() { // the highest count seen
+		most := 0
+		for {
+			select {
+			case <-stop:
+				peak <- most
+				return
+			default:
+			}
+			open, _ := l.Stat()
+			most = max(most, open)
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	errs := make(chan error, 12)
+	for g := range 12 {
+		go func() {
+			p := pools[g%3]
+			for i := range 25 {
+				cn, err := p.Acquire(context.Background())
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := cn.Exec(context.Background(), "SELECT 1"); err != nil {
+					errs <- err
+					return
+				}
+				if i%7 == 3 {
+					p.Discard(cn)
+				} else {
+					p.Release(cn)
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 12 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	close(stop)
+	if most := <-peak; most > 3 {
+		t.Errorf("the limit counted %d connections at once, cap 3", most)
+	}
+	held := 0
+	for _, p := range pools {
+		st := p.Stat()
+		if st.Active != 0 || st.Waiting != 0 {
+			t.Errorf("%s after the clients: %+v", p.Name(), st)
+		}
+		held += st.Idle
+	}
+	if open, _ := l.Stat(); open != held || held > 3 {
+		t.Errorf("the limit counts %d, the pools hold %d", open, held)
+	}
+}

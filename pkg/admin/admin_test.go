@@ -177,7 +177,9 @@ func TestCallbacks(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	s := New(Options{Pools: func() []PoolStat {
-		return []PoolStat{{Name: "main", Active: 3, Idle: 2, Waiting: 1, MaxSize: 10, Paused: true}}
+		return []PoolStat{{Name: "main", Active: 3, Idle: 2, Waiting: 1, MaxSize: 10, Paused: true},
+			{Name: "app/bob", Database: "app", User: "bob", DBConnections: 4, MaxDBConnections: 6, UserConnections: 2},
+			{Name: "app/eve", Database: "app", User: "eve", DBConnections: 4, MaxDBConnections: 6, UserConnections: 2, MaxUserConnections: 3}}
 	}})
 	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 1, "")
 	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 0, "57014")
@@ -221,6 +223,10 @@ func TestMetrics(t *testing.T) {
 		`sqp_pool_waiting_clients{pool="main"} 1`,
 		`sqp_pool_max_connections{pool="main"} 10`,
 		`sqp_pool_paused{pool="main"} 1`,
+		`sqp_database_server_connections{database="app"} 4`,
+		`sqp_database_max_server_connections{database="app"} 6`,
+		`sqp_user_server_connections{user="bob"} 2`,
+		`sqp_user_max_server_connections{user="eve"} 3`,
 		`sqp_digest_shapes 1`,
 		`sqp_digest_evictions_total 0`,
 		`go_goroutines `,
@@ -228,6 +234,9 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(body, want+"\n") && !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	if strings.Contains(body, `sqp_user_max_server_connections{user="bob"}`) {
+		t.Error("a cap of 0 (none) exported")
 	}
 }
 

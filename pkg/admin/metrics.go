@@ -227,6 +227,14 @@ var (
 		"A pool's size limit.", []string{"pool"}, nil)
 	descPoolPaused = prometheus.NewDesc("sqp_pool_paused",
 		"1 while a pool is paused.", []string{"pool"}, nil)
+	descDBConns = prometheus.NewDesc("sqp_database_server_connections",
+		"Server connections of a database, all its pools together.", []string{"database"}, nil)
+	descDBMax = prometheus.NewDesc("sqp_database_max_server_connections",
+		"A database's cap on server connections (max_db_connections), when set.", []string{"database"}, nil)
+	descUserConns = prometheus.NewDesc("sqp_user_server_connections",
+		"Server connections of a user, all its pools together.", []string{"user"}, nil)
+	descUserMax = prometheus.NewDesc("sqp_user_max_server_connections",
+		"A user's cap on server connections (max_user_connections), when set.", []string{"user"}, nil)
 	descClients = prometheus.NewDesc("sqp_client_connections",
 		"Client connections open.", nil, nil)
 	descShapes = prometheus.NewDesc("sqp_digest_shapes",
@@ -236,7 +244,8 @@ var (
 )
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPoolConns, descPoolWaiting, descPoolMax, descPoolPaused, descClients, descShapes, descEvicted} {
+	for _, d := range []*prometheus.Desc{descPoolConns, descPoolWaiting, descPoolMax, descPoolPaused, descDBConns, descDBMax,
+		descUserConns, descUserMax, descClients, descShapes, descEvicted} {
 		ch <- d
 	}
 }
@@ -250,7 +259,24 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	seen := map[string]bool{}
+	dbs, users := map[string]bool{}, map[string]bool{}
 	for _, p := range c.o.Pools() {
+		// A database's and a user's counts are shared by their pools:
+		// once each.
+		if p.Database != "" && !dbs[p.Database] {
+			dbs[p.Database] = true
+			ch <- prometheus.MustNewConstMetric(descDBConns, prometheus.GaugeValue, float64(p.DBConnections), p.Database)
+			if p.MaxDBConnections > 0 {
+				ch <- prometheus.MustNewConstMetric(descDBMax, prometheus.GaugeValue, float64(p.MaxDBConnections), p.Database)
+			}
+		}
+		if p.User != "" && !users[p.User] {
+			users[p.User] = true
+			ch <- prometheus.MustNewConstMetric(descUserConns, prometheus.GaugeValue, float64(p.UserConnections), p.User)
+			if p.MaxUserConnections > 0 {
+				ch <- prometheus.MustNewConstMetric(descUserMax, prometheus.GaugeValue, float64(p.MaxUserConnections), p.User)
+			}
+		}
 		if seen[p.Name] { // a duplicate would fail the whole scrape
 			continue
 		}

@@ -24,6 +24,10 @@ const (
 	// Password is pg_hba.conf's cleartext method, which Parse reads as MD5
 	// (no password travels in clear), with a note.
 	Password Method = "password"
+	// Peer (local lines only): the client's operating-system user, which
+	// the server reads from the socket, must be the database user asked
+	// for (no user name maps).
+	Peer Method = "peer"
 )
 
 // ConnType is the first field of a line.
@@ -170,7 +174,7 @@ func (r *Rules) CheckLocal(unix bool) error {
 }
 
 func unsupported(method string) error {
-	return fmt.Errorf("authentication method %s is not supported by qprouter: use trust, reject, md5 or scram-sha-256", method)
+	return fmt.Errorf("authentication method %s is not supported by qprouter: use trust, reject, md5 or scram-sha-256 (or peer on local lines)", method)
 }
 
 // NeedsSecrets reports whether some rule asks for a password, and the

@@ -9,7 +9,7 @@ import (
 )
 
 const sample = `# TYPE  DATABASE        USER            ADDRESS                 METHOD
-local   all             postgres                                peer
+local   all             postgres                                ident
 hostssl app             bob             10.0.0.0/8              scram-sha-256
 host    app             bob             10.1.0.0/16             reject
 host    "all"           alice           127.0.0.1 255.255.255.255 md5
@@ -72,11 +72,11 @@ func TestMatch(t *testing.T) {
 	if need, line := rs.NeedsSecrets(); !need || line != 3 {
 		t.Errorf("NeedsSecrets: %v %d", need, line)
 	}
-	if err := rs.CheckLocal(true); err == nil || !strings.Contains(err.Error(), "pg_hba.conf:2: authentication method peer is not supported") {
-		t.Errorf("a peer line with Unix-socket clients: %v", err)
+	if err := rs.CheckLocal(true); err == nil || !strings.Contains(err.Error(), "pg_hba.conf:2: authentication method ident is not supported") {
+		t.Errorf("an ident line with Unix-socket clients: %v", err)
 	}
 	if err := rs.CheckLocal(false); err != nil {
-		t.Errorf("a peer line without Unix-socket clients: %v", err)
+		t.Errorf("an ident line without Unix-socket clients: %v", err)
 	}
 	notes := strings.Join(rs.Notes, "\n")
 	if !strings.Contains(notes, "pg_hba.conf:2: local lines never match") || !strings.Contains(notes, "pg_hba.conf:8: method password") {
@@ -85,7 +85,7 @@ func TestMatch(t *testing.T) {
 
 	// Local lines match clients without an IP address (a Unix socket), and
 	// only them.
-	rs = parse(t, "local all bob md5\nlocal all all reject\nhost all all all trust\n")
+	rs = parse(t, "local all bob md5\nlocal all carol peer\nlocal all all reject\nhost all all all trust\n")
 	if err := rs.CheckLocal(true); err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +94,7 @@ func TestMatch(t *testing.T) {
 		want Method
 	}{
 		{Client{Database: "app", User: "bob"}, MD5},
+		{Client{Database: "app", User: "carol"}, Peer},
 		{Client{Database: "app", User: "eve"}, Reject},
 		{Client{Database: "app", User: "bob", Addr: netip.MustParseAddr("127.0.0.1")}, Trust},
 	} {
@@ -125,7 +126,9 @@ func TestMatch(t *testing.T) {
 // file, the line and what is wrong.
 func TestParseErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"host all all 127.0.0.1/32 peer\n":                   ":1: authentication method peer is not supported by qprouter",
+		"host all all 127.0.0.1/32 peer\n":                   ":1: peer authentication is only supported on local sockets",
+		"host all all 127.0.0.1/32 ident\n":                  ":1: authentication method ident is not supported by qprouter",
+		"local all all peer map=omicron\n":                   ":1: options are not supported: map=omicron",
 		"host all all 127.0.0.1/32 md5 clientcert=verify-ca": ":1: options are not supported: clientcert=verify-ca",
 		"\nhost all all db.example.com trust\n":              `:2: host name "db.example.com": host names are not supported`,
 		"host all all samenet trust\n":                       ":1: samenet is not supported by qprouter",

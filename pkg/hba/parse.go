@@ -212,6 +212,10 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 	}
 	switch Method(method) {
 	case Trust, Reject, MD5, SCRAM:
+	case Peer:
+		if r.Type != Local {
+			return r, errors.New("peer authentication is only supported on local sockets")
+		}
 	case Password:
 		method = string(MD5)
 		rs.Notes = append(rs.Notes, fmt.Sprintf("%s:%d: method password: clients authenticate with md5 (SCRAM-SHA-256 for SCRAM secrets), never with a cleartext password", rs.File, n))
@@ -224,7 +228,7 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 		return r, unsupported(method)
 	}
 	r.Method = Method(method)
-	if len(fields) > 0 {
+	if len(fields) > 0 && !r.Unsupported {
 		var opts []string
 		for _, f := range fields {
 			for _, t := range f {

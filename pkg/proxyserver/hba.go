@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os/user"
+	"strconv"
 
 	"github.com/qpkit/qpkit/pkg/hba"
 	"github.com/qpkit/qpkit/pkg/pgwire"
@@ -48,8 +50,24 @@ func (s *Server) rules(p pgwire.Peer) (pgwire.AuthMethod, string) {
 		return pgwire.AuthMD5, ""
 	case hba.SCRAM:
 		return pgwire.AuthSCRAM, ""
+	case hba.Peer:
+		if peerIs(p.Addr, p.User) {
+			return pgwire.AuthTrust, ""
+		}
+		return pgwire.AuthReject, fmt.Sprintf("Peer authentication failed for user %q", p.User)
 	}
 	return pgwire.AuthReject, hba.Rejected(c)
+}
+
+// peerIs reports whether the process at the other end of a Unix-socket
+// client runs as the operating-system user called name.
+func peerIs(a net.Addr, name string) bool {
+	pa, ok := a.(*peerAddr)
+	if !ok || !pa.known {
+		return false
+	}
+	u, err := user.LookupId(strconv.Itoa(pa.uid))
+	return err == nil && u.Username == name
 }
 
 // peerIP is a client's IP address; invalid (a local client to the rules)

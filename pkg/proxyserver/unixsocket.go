@@ -52,5 +52,39 @@ func listenUnix(dir string, port int, mode os.FileMode) (net.Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("unix socket %s: %w", path, err)
 	}
-	return ln, nil
+	return peerListener{ln}, nil
+}
+
+// peerAddr is a Unix-socket client's address with the user id of its
+// process, for the peer method of host-based rules.
+type peerAddr struct {
+	net.Addr
+	uid   int
+	known bool // uid came from the system
+}
+
+// peerConn is a Unix-socket client whose RemoteAddr is a peerAddr; the
+// socket underneath stays reachable (SyscallConn), for raw I/O and an
+// event loop.
+type peerConn struct {
+	*net.UnixConn
+	addr *peerAddr
+}
+
+func (c *peerConn) RemoteAddr() net.Addr { return c.addr }
+
+// peerListener reads each client's credentials as it is accepted.
+type peerListener struct{ net.Listener }
+
+func (l peerListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return c, nil
+	}
+	uid, known := peerUID(uc)
+	return &peerConn{UnixConn: uc, addr: &peerAddr{Addr: uc.RemoteAddr(), uid: uid, known: known}}, nil
 }

@@ -1,6 +1,7 @@
 package proxyserver
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,8 +23,22 @@ func TestListenUnix(t *testing.T) {
 	if _, err := listenUnix(dir, 6543, 0o777); err == nil || !strings.Contains(err.Error(), "another server is listening there") {
 		t.Errorf("a live socket: %v", err)
 	}
+	// A client's address carries its process's user id.
+	cl, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	sc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa, ok := sc.RemoteAddr().(*peerAddr); !ok || !pa.known || pa.uid != os.Getuid() {
+		t.Errorf("accepted client's address %#v, want uid %d", sc.RemoteAddr(), os.Getuid())
+	}
+	sc.Close()
 	// A socket file nobody listens on any more (a killed process's).
-	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
+	ln.(peerListener).Listener.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the stale socket is gone: %v", err)

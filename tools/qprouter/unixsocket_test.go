@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,9 +19,29 @@ import (
 // TestUnixSocket runs qprouter with --unix-socket-dir in both modes: psql
 // and pgx reach it through DIR/.s.PGSQL.<port>, host-based rules see those
 // clients as local (a local reject line refuses them while TCP clients get
-// in), and the socket file goes away when qprouter stops.
+// in; a peer line lets in the database user named as this process's
+// operating-system user, and no other), and the socket file goes away when
+// qprouter stops.
 func TestUnixSocket(t *testing.T) {
 	c := pgtest.Shared(t)
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(context.Background(), c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var exists bool
+	if err := admin.QueryRow(context.Background(), "SELECT count(*) > 0 FROM pg_roles WHERE rolname = $1", me.Username).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if !exists {
+		if _, err := admin.Exec(context.Background(), "CREATE ROLE "+pgx.Identifier{me.Username}.Sanitize()+" LOGIN"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
 			bg := context.Background()
@@ -30,7 +51,7 @@ func TestUnixSocket(t *testing.T) {
 				t.Fatal(err)
 			}
 			rules := filepath.Join(dir, "pg_hba.conf")
-			write(t, rules, "local all postgres trust\nlocal all all reject\nhost all all 127.0.0.1/32 trust\n")
+			write(t, rules, "local all postgres trust\nlocal all nobody reject\nlocal all all peer\nhost all all 127.0.0.1/32 trust\n")
 			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--unix-socket-dir", sock, "--unix-socket-mode", "0700", "--auth-hba-file", rules)
 			stopped := false
 			defer func() {
@@ -68,6 +89,22 @@ func TestUnixSocket(t *testing.T) {
 			var pe *pgconn.PgError
 			if !errors.As(err, &pe) || pe.Code != "28000" || pe.Message != `pg_hba.conf rejects connection for host "[local]", user "nobody", database "postgres", no encryption` {
 				t.Errorf("a local client the rules reject: %v", err)
+			}
+
+			// peer: this process's user gets in, another does not.
+			cn, err = pgx.Connect(bg, fmt.Sprintf("host=%s port=%s user=%s dbname=postgres", sock, port, me.Username))
+			if err != nil {
+				t.Errorf("peer as %s: %v", me.Username, err)
+			} else {
+				var who string
+				if err := cn.QueryRow(bg, "SELECT current_user").Scan(&who); err != nil || who != me.Username {
+					t.Errorf("peer as %s: the server runs as %q (%v)", me.Username, who, err)
+				}
+				cn.Close(bg)
+			}
+			_, err = pgx.Connect(bg, fmt.Sprintf("host=%s port=%s user=peer_someone_else dbname=postgres", sock, port))
+			if !errors.As(err, &pe) || pe.Code != "28000" || pe.Message != `Peer authentication failed for user "peer_someone_else"` {
+				t.Errorf("peer as another user: %v", err)
 			}
 
 			stop()

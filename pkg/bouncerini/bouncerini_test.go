@@ -110,7 +110,7 @@ func TestBouncerRefused(t *testing.T) {
 		{base + "default_pool_size = 5\nmin_pool_size = 6\n", "min_idle", "min_pool_size = 6 is above default_pool_size = 5"},
 		{base + "server_idle_timeout = soon\n", "idle_timeout", "server_idle_timeout = soon: want seconds"},
 		{base + "client_tls_sslmode = require\n", "tls_cert", "client_tls_sslmode = require needs client_tls_cert_file and client_tls_key_file"},
-		{base + "client_tls_sslmode = verify-full\nclient_tls_cert_file = c\nclient_tls_key_file = k\n", "require_tls", "qprouter does not verify client certificates"},
+		{base + "client_tls_sslmode = verify-full\nclient_tls_cert_file = c\nclient_tls_key_file = k\n", "require_tls", "qprouter does not require client certificates of every client"},
 	} {
 		s := load(t, c.text)
 		err := s.Errors[c.key]
@@ -303,5 +303,13 @@ func TestBouncerDeferAccept(t *testing.T) {
 	}
 	if s := load(t, base+"tcp_defer_accept = yes\n"); s.Errors["tcp_defer_accept"] == nil {
 		t.Error("tcp_defer_accept = yes accepted")
+	}
+}
+
+// client_tls_ca_file asks clients for certificates (for hba cert lines).
+func TestBouncerClientCA(t *testing.T) {
+	s := load(t, base+"client_tls_sslmode = prefer\nclient_tls_cert_file = c.pem\nclient_tls_key_file = k.pem\nclient_tls_ca_file = ca.pem\n")
+	if s.Values["tls_ca_file"] != "ca.pem" || s.Values["tls_cert"] != "c.pem" || len(s.Errors) > 0 {
+		t.Errorf("values %v, errors %v", s.Values, s.Errors)
 	}
 }

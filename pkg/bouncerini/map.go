@@ -404,11 +404,10 @@ func (m *mapper) clientTLS(get func(string) (string, bool)) {
 	case "require":
 		m.set("require_tls", "true")
 	case "verify-ca", "verify-full":
-		m.refuse("require_tls", "client_tls_sslmode = %s: qprouter does not verify client certificates; use require (or give --require-tls)", mode)
-	default:
-		if ca != "" {
-			m.note(slog.LevelDebug, "pgbouncer.ini: client_tls_ca_file is not used: qprouter does not ask clients for certificates")
-		}
+		m.refuse("require_tls", "client_tls_sslmode = %s: qprouter does not require client certificates of every client; use require, with client_tls_ca_file and hba cert lines for the users that must present one", mode)
+	}
+	if ca != "" && mode != "verify-ca" && mode != "verify-full" {
+		m.set("tls_ca_file", ca) // client certificates asked for, and checked by hba cert lines
 	}
 }
 

@@ -28,6 +28,9 @@ const (
 	// the server reads from the socket, must be the database user asked
 	// for (no user name maps).
 	Peer Method = "peer"
+	// Cert (hostssl lines only): the client's verified TLS certificate
+	// must name the database user as its common name (no user name maps).
+	Cert Method = "cert"
 )
 
 // ConnType is the first field of a line.
@@ -174,16 +177,22 @@ func (r *Rules) CheckLocal(unix bool) error {
 }
 
 func unsupported(method string) error {
-	return fmt.Errorf("authentication method %s is not supported by qprouter: use trust, reject, md5 or scram-sha-256 (or peer on local lines)", method)
+	return fmt.Errorf("authentication method %s is not supported by qprouter: use trust, reject, md5 or scram-sha-256 (peer on local lines, cert on hostssl lines)", method)
 }
 
 // NeedsSecrets reports whether some rule asks for a password, and the
 // first such line.
 func (r *Rules) NeedsSecrets() (bool, int) {
+	line := r.First(MD5, SCRAM)
+	return line > 0, line
+}
+
+// First is the line of the first rule with one of methods, 0 for none.
+func (r *Rules) First(methods ...Method) int {
 	for _, rule := range r.Rules {
-		if rule.Method == MD5 || rule.Method == SCRAM {
-			return true, rule.Line
+		if slices.Contains(methods, rule.Method) {
+			return rule.Line
 		}
 	}
-	return false, 0
+	return 0
 }

@@ -129,6 +129,8 @@ func TestParseErrors(t *testing.T) {
 		"host all all 127.0.0.1/32 peer\n":                   ":1: peer authentication is only supported on local sockets",
 		"host all all 127.0.0.1/32 ident\n":                  ":1: authentication method ident is not supported by qprouter",
 		"local all all peer map=omicron\n":                   ":1: options are not supported: map=omicron",
+		"host all all all cert\n":                            ":1: cert authentication is only supported on hostssl connections",
+		"hostssl all all all cert\n":                         "",
 		"host all all 127.0.0.1/32 md5 clientcert=verify-ca": ":1: options are not supported: clientcert=verify-ca",
 		"\nhost all all db.example.com trust\n":              `:2: host name "db.example.com": host names are not supported`,
 		"host all all samenet trust\n":                       ":1: samenet is not supported by qprouter",

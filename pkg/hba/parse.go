@@ -216,6 +216,10 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 		if r.Type != Local {
 			return r, errors.New("peer authentication is only supported on local sockets")
 		}
+	case Cert:
+		if r.Type != HostSSL {
+			return r, errors.New("cert authentication is only supported on hostssl connections")
+		}
 	case Password:
 		method = string(MD5)
 		rs.Notes = append(rs.Notes, fmt.Sprintf("%s:%d: method password: clients authenticate with md5 (SCRAM-SHA-256 for SCRAM secrets), never with a cleartext password", rs.File, n))

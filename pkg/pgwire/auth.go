@@ -24,7 +24,7 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup, addr net.Addr
 	user, db := st.Params["user"], st.Params["database"]
 	var ruled AuthMethod // the method Rules picked, if any
 	if cfg.Rules != nil {
-		m, why := cfg.Rules(Peer{Database: db, User: user, Addr: addr, TLS: st.TLS})
+		m, why := cfg.Rules(Peer{Database: db, User: user, Addr: addr, TLS: st.TLS, ClientCert: st.clientCert})
 		switch m {
 		case AuthTrust:
 			return nil

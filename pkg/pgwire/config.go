@@ -4,6 +4,7 @@ package pgwire
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"time"
 )
@@ -106,4 +107,7 @@ type Peer struct {
 	Database, User string
 	Addr           net.Addr // the client's address (RemoteAddr)
 	TLS            bool
+	// ClientCert is the client's TLS certificate when the TLS config
+	// verified it (ClientCAs with VerifyClientCertIfGiven or stricter).
+	ClientCert *x509.Certificate
 }

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -65,4 +66,18 @@ func (c *Certificate) Reload(certFile, keyFile string) error {
 func (c *Certificate) Config() *tls.Config {
 	return &tls.Config{MinVersion: tls.VersionTLS12,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return c.cert.Load(), nil }}
+}
+
+// LoadCAs reads PEM certificate authorities, to verify the certificates
+// clients present (tls.Config.ClientCAs).
+func LoadCAs(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tls ca file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("tls ca file %s: no PEM certificate in it", path)
+	}
+	return pool, nil
 }

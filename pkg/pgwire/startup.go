@@ -5,6 +5,7 @@ package pgwire
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -37,6 +38,18 @@ type Startup struct {
 	// channel binding); nil without TLS or when the tls.Config chose
 	// among several itself.
 	cert *tls.Certificate
+	// clientCert is the client's certificate when the tls.Config verified
+	// it (ClientCAs), for Rules; nil otherwise.
+	clientCert *x509.Certificate
+}
+
+// verifiedClient is the leaf of the client's verified certificate chain,
+// nil when the client sent none or nothing verified it.
+func verifiedClient(tc *tls.Conn) *x509.Certificate {
+	if ch := tc.ConnectionState().VerifiedChains; len(ch) > 0 && len(ch[0]) > 0 {
+		return ch[0][0]
+	}
+	return nil
 }
 
 // startup reads packets until a StartupMessage or a CancelRequest, upgrading
@@ -59,6 +72,7 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}
 			}
 			c, st.TLS, st.cert, sslAsked = tc, true, *served, true
+			st.clientCert = verifiedClient(tc)
 			if tc.ConnectionState().NegotiatedProtocol != alpnPostgres {
 				return c, reply(c, fatal(CodeProtocolViolation, "received direct SSL connection request without ALPN protocol negotiation extension"))
 			}
@@ -99,6 +113,7 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 				return c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "TLS handshake failed", Err: err}
 			}
 			c, st.TLS, st.cert = tc, true, *served
+			st.clientCert = verifiedClient(tc)
 		case codeGSSENCRequest:
 			if n != 8 || gssAsked || st.TLS {
 				return c, reply(c, fatal(CodeProtocolViolation, "unexpected GSSENCRequest"))

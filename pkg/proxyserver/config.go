@@ -40,6 +40,7 @@ type Config struct {
 	AuthHBAFile        string        `toml:"auth_hba_file"`        // pg_hba.conf-style rules choosing each client's method ("": by the secret, or trust)
 	TLSCert            string        `toml:"tls_cert"`             // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
 	TLSKey             string        `toml:"tls_key"`              // PEM private key of TLSCert
+	TLSCAFile          string        `toml:"tls_ca_file"`          // PEM CAs that verify the certificates clients offer (for HBA cert lines); "": none asked for
 	RequireTLS         bool          `toml:"require_tls"`          // refuse clients that do not use TLS
 	PreparedPerServer  int           `toml:"prepared_per_server"`  // renamed prepared statements per server connection (transaction mode)
 	CacheUnnamed       bool          `toml:"cache_unnamed"`        // keep clients' repeated unnamed statements prepared on the servers (transaction mode)
@@ -95,6 +96,9 @@ func (c *Config) Check() error {
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return configError(errors.New("--tls-cert and --tls-key go together"))
+	}
+	if c.TLSCAFile != "" && c.TLSCert == "" {
+		return configError(errors.New("--tls-ca-file needs --tls-cert and --tls-key"))
 	}
 	if c.RequireTLS && c.TLSCert == "" {
 		return configError(errors.New("--require-tls needs --tls-cert and --tls-key"))

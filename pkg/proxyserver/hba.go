@@ -29,6 +29,9 @@ func loadHBA(c Config) (*hba.Rules, error) {
 	if need, line := rs.NeedsSecrets(); need && c.AuthFile == "" && c.AuthUser == "" {
 		return nil, configError(fmt.Errorf("%s:%d asks for a password: give --auth-file or --auth-user to take passwords from", c.AuthHBAFile, line))
 	}
+	if line := rs.First(hba.Cert); line > 0 && c.TLSCAFile == "" {
+		return nil, configError(fmt.Errorf("%s:%d uses cert: give --tls-ca-file to verify client certificates with", c.AuthHBAFile, line))
+	}
 	return rs, nil
 }
 
@@ -55,6 +58,14 @@ func (s *Server) rules(p pgwire.Peer) (pgwire.AuthMethod, string) {
 			return pgwire.AuthTrust, ""
 		}
 		return pgwire.AuthReject, fmt.Sprintf("Peer authentication failed for user %q", p.User)
+	case hba.Cert:
+		switch {
+		case p.ClientCert == nil:
+			return pgwire.AuthReject, "connection requires a valid client certificate"
+		case p.ClientCert.Subject.CommonName != p.User:
+			return pgwire.AuthReject, fmt.Sprintf("certificate authentication failed for user %q", p.User)
+		}
+		return pgwire.AuthTrust, ""
 	}
 	return pgwire.AuthReject, hba.Rejected(c)
 }

@@ -4,6 +4,7 @@ package proxyserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -118,6 +119,13 @@ func New(opts Options) (*Server, error) {
 			return nil, configError(err)
 		}
 		auth.TLS = s.cert.Config()
+		if c.TLSCAFile != "" {
+			cas, err := pgwire.LoadCAs(c.TLSCAFile)
+			if err != nil {
+				return nil, configError(err)
+			}
+			auth.TLS.ClientCAs, auth.TLS.ClientAuth = cas, tls.VerifyClientCertIfGiven
+		}
 	}
 	popts := proxy.Options{
 		Mode:              c.mode(),

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// issue writes name.pem and name.key, a certificate for cn signed by the
+// CA (ca, caKey), or self-signed when ca is nil; it returns them for
+// signing others.
+func issue(t *testing.T, dir, name, cn string, isCA bool, ca *x509.Certificate, caKey *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	if isCA {
+		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign
+	}
+	parent, signer := tmpl, key
+	if ca != nil {
+		parent, signer = ca, caKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, name+".pem"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	write(t, filepath.Join(dir, name+".key"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})))
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
+
+// TestClientCertificates runs qprouter with --tls-ca-file and an HBA cert
+// line: a client certificate from that CA naming the user logs in without
+// a password; one naming someone else, none, or one from another CA does
+// not, each with PostgreSQL's words (or a failed TLS handshake).
+func TestClientCertificates(t *testing.T) {
+	c := pgtest.Shared(t)
+	bg := context.Background()
+	admin, err := pgx.Connect(bg, c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(bg)
+	for _, q := range []string{"DROP ROLE IF EXISTS cert_user", "CREATE ROLE cert_user LOGIN"} {
+		if _, err := admin.Exec(bg, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	dir := t.TempDir()
+	writeCert(t, dir, 1) // the server's
+	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)
+	issue(t, dir, "good", "cert_user", false, ca, caKey)
+	issue(t, dir, "other", "someone_else", false, ca, caKey)
+	issue(t, dir, "stranger", "cert_user", false, nil, nil) // self-signed: no CA vouches for it
+	rules := filepath.Join(dir, "pg_hba.conf")
+	write(t, rules, "hostssl all cert_user all cert\nhost all postgres all trust\n")
+	url, stop := startRouter(t, c.URL(), "--pool-mode", "transaction", "--tls-cert", filepath.Join(dir, "cert.pem"),
+		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"), "--auth-hba-file", rules)
+	defer stop()
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(extra string) error {
+		cn, err := pgx.Connect(bg, fmt.Sprintf("host=127.0.0.1 port=%d user=cert_user dbname=postgres sslmode=require %s", cfg.Port, extra))
+		if err != nil {
+			return err
+		}
+		defer cn.Close(bg)
+		var who string
+		if err := cn.QueryRow(bg, "SELECT current_user").Scan(&who); err != nil {
+			return err
+		}
+		if who != "cert_user" {
+			return errors.New("runs as " + who)
+		}
+		return nil
+	}
+	certArgs := func(name string) string {
+		return fmt.Sprintf("sslcert=%s sslkey=%s", filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"))
+	}
+	if err := try(certArgs("good")); err != nil {
+		t.Errorf("the CA's certificate for cert_user: %v", err)
+	}
+	refused := func(err error, message string) {
+		t.Helper()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "28000" || pe.Message != message {
+			t.Errorf("got %v, want 28000 %q", err, message)
+		}
+	}
+	refused(try(certArgs("other")), `certificate authentication failed for user "cert_user"`)
+	refused(try(""), "connection requires a valid client certificate")
+	if err := try(certArgs("stranger")); err == nil {
+		t.Error("a certificate no configured CA signed: logged in")
+	}
+}

@@ -28,17 +28,7 @@ import (
 //   - /api/pools shows the counts and caps.
 func TestConnectionCaps(t *testing.T) {
 	c := pgtest.Shared(t)
-	bg := context.Background()
-	admin, err := pgx.Connect(bg, c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(bg)
-	for _, q := range []string{"DROP ROLE IF EXISTS caps_app", "CREATE ROLE caps_app LOGIN"} {
-		if _, err := admin.Exec(bg, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS caps_app", "CREATE ROLE caps_app LOGIN")
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) { testConnectionCaps(t, c.URL(), mode) })
 	}

@@ -63,16 +63,7 @@ func issue(t *testing.T, dir, name, cn string, isCA bool, ca *x509.Certificate, 
 func TestClientCertificates(t *testing.T) {
 	c := pgtest.Shared(t)
 	bg := context.Background()
-	admin, err := pgx.Connect(bg, c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(bg)
-	for _, q := range []string{"DROP ROLE IF EXISTS cert_user", "CREATE ROLE cert_user LOGIN"} {
-		if _, err := admin.Exec(bg, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user", "CREATE ROLE cert_user LOGIN")
 	dir := t.TempDir()
 	writeCert(t, dir, 1) // the server's
 	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)

@@ -37,19 +37,8 @@ hostssl all        all         all            trust
 func TestHBA(t *testing.T) {
 	c := pgtest.Shared(t)
 	bg := context.Background()
-	admin, err := pgx.Connect(bg, c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(bg)
-	for _, q := range []string{
-		"DROP ROLE IF EXISTS hba_trust, hba_md5, hba_scram, hba_hash",
-		"CREATE ROLE hba_trust LOGIN", "CREATE ROLE hba_md5 LOGIN", "CREATE ROLE hba_scram LOGIN", "CREATE ROLE hba_hash LOGIN",
-	} {
-		if _, err := admin.Exec(bg, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS hba_trust, hba_md5, hba_scram, hba_hash",
+		"CREATE ROLE hba_trust LOGIN", "CREATE ROLE hba_md5 LOGIN", "CREATE ROLE hba_scram LOGIN", "CREATE ROLE hba_hash LOGIN")
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()

@@ -89,6 +89,23 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// serverExec runs statements, in order on one connection, on the server at
+// url (the test cluster, as its superuser).
+func serverExec(t *testing.T, url string, stmts ...string) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	for _, q := range stmts {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
 func write(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)

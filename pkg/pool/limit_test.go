@@ -39,6 +39,16 @@ func acquire(t *testing.T, p *pool.Pool) *pool.Conn {
 	return c
 }
 
+// acquireRelease takes a connection from p and gives it back, reporting
+// the acquire's error on got.
+func acquireRelease(p *pool.Pool, got chan<- error) {
+	c, err := p.Acquire(context.Background())
+	if err == nil {
+		p.Release(c)
+	}
+	got <- err
+}
+
 func wantOpen(t *testing.T, l *pool.Limit, want int) {
 	t.Helper()
 	if open, _ := l.Stat(); open != want {
@@ -77,13 +87,7 @@ func TestSharedLimit(t *testing.T) {
 
 	// b waits on the limit; a's connection coming back is closed for it.
 	got := make(chan error, 1)
-	go func() {
-		c, err := b.Acquire(context.Background())
-		if err == nil {
-			b.Release(c)
-		}
-		got <- err
-	}()
+	go acquireRelease(b, got)
 	time.Sleep(50 * time.Millisecond)
 	a.Release(a1)
 	if err := <-got; err != nil {
@@ -96,13 +100,7 @@ func TestSharedLimit(t *testing.T) {
 
 	// A larger cap lets a waiter connect without anything coming back.
 	a3 := acquire(t, a) // evicts b's idle connection
-	go func() {
-		c, err := b.Acquire(context.Background())
-		if err == nil {
-			b.Release(c)
-		}
-		got <- err
-	}()
+	go acquireRelease(b, got)
 	time.Sleep(50 * time.Millisecond)
 	cfg := b.Config()
 	cfg.MaxUserConnections = 3

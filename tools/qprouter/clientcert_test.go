@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
@@ -62,7 +60,6 @@ func issue(t *testing.T, dir, name, cn string, isCA bool, ca *x509.Certificate, 
 // not, each with PostgreSQL's words (or a failed TLS handshake).
 func TestClientCertificates(t *testing.T) {
 	c := pgtest.Shared(t)
-	bg := context.Background()
 	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user", "CREATE ROLE cert_user LOGIN")
 	dir := t.TempDir()
 	writeCert(t, dir, 1) // the server's
@@ -80,19 +77,7 @@ func TestClientCertificates(t *testing.T) {
 		t.Fatal(err)
 	}
 	try := func(extra string) error {
-		cn, err := pgx.Connect(bg, fmt.Sprintf("host=127.0.0.1 port=%d user=cert_user dbname=postgres sslmode=require %s", cfg.Port, extra))
-		if err != nil {
-			return err
-		}
-		defer cn.Close(bg)
-		var who string
-		if err := cn.QueryRow(bg, "SELECT current_user").Scan(&who); err != nil {
-			return err
-		}
-		if who != "cert_user" {
-			return errors.New("runs as " + who)
-		}
-		return nil
+		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=cert_user dbname=postgres sslmode=require %s", cfg.Port, extra), "cert_user")
 	}
 	certArgs := func(name string) string {
 		return fmt.Sprintf("sslcert=%s sslkey=%s", filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
@@ -36,7 +34,6 @@ hostssl all        all         all            trust
 // rereads the rules.
 func TestHBA(t *testing.T) {
 	c := pgtest.Shared(t)
-	bg := context.Background()
 	serverExec(t, c.URL(), "DROP ROLE IF EXISTS hba_trust, hba_md5, hba_scram, hba_hash",
 		"CREATE ROLE hba_trust LOGIN", "CREATE ROLE hba_md5 LOGIN", "CREATE ROLE hba_scram LOGIN", "CREATE ROLE hba_hash LOGIN")
 	for _, mode := range []string{"session", "transaction"} {
@@ -51,20 +48,7 @@ func TestHBA(t *testing.T) {
 			defer stop()
 			addr := strings.TrimSuffix(strings.SplitN(url, "@", 2)[1], "/postgres?sslmode=disable")
 			try := func(user, password, db string) error {
-				u := fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", user, strings.ReplaceAll(password, " ", "%20"), addr, db)
-				cn, err := pgx.Connect(bg, u)
-				if err != nil {
-					return err
-				}
-				defer cn.Close(bg)
-				var who string
-				if err := cn.QueryRow(bg, "SELECT current_user").Scan(&who); err != nil {
-					return err
-				}
-				if who != user {
-					return errors.New("server session runs as " + who)
-				}
-				return nil
+				return loginAs(fmt.Sprintf("postgres://%s:%s@%s/%s?sslmode=disable", user, strings.ReplaceAll(password, " ", "%20"), addr, db), user)
 			}
 			refused := func(err error, code, message string) {
 				t.Helper()

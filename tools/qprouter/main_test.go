@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -104,6 +105,25 @@ func serverExec(t *testing.T, url string, stmts ...string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// loginAs connects with conn and checks that the server session runs as
+// user.
+func loginAs(conn, user string) error {
+	ctx := context.Background()
+	cn, err := pgx.Connect(ctx, conn)
+	if err != nil {
+		return err
+	}
+	defer cn.Close(ctx)
+	var who string
+	if err := cn.QueryRow(ctx, "SELECT current_user").Scan(&who); err != nil {
+		return err
+	}
+	if who != user {
+		return errors.New("server session runs as " + who)
+	}
+	return nil
 }
 
 func write(t *testing.T, path, text string) {

@@ -1,7 +1,7 @@
 // Package hba reads host-based authentication rules in PostgreSQL's
 // pg_hba.conf format and picks the rule for a connecting client, so that
 // a proxy chooses each client's authentication method (trust, md5,
-// scram-sha-256 or reject) by connection type, database, user and address
+// scram-sha-256, password, peer, cert or reject) by connection type, database, user and address
 // as the server itself would: the first matching line wins, and a client
 // no line matches is refused.
 package hba
@@ -21,8 +21,8 @@ const (
 	Reject Method = "reject"
 	MD5    Method = "md5"           // md5, or SCRAM when the stored secret is a SCRAM verifier (PostgreSQL's rule)
 	SCRAM  Method = "scram-sha-256" // SCRAM only: an md5 secret cannot pass
-	// Password is pg_hba.conf's cleartext method, which Parse reads as MD5
-	// (no password travels in clear), with a note.
+	// Password: the client sends its password in clear (over TLS only
+	// where the line is hostssl), checked against the stored secret.
 	Password Method = "password"
 	// Peer (local lines only): the client's operating-system user, which
 	// the server reads from the socket, must be the database user asked
@@ -78,8 +78,7 @@ type Client struct {
 type Rules struct {
 	File  string
 	Rules []Rule
-	// Notes are things worth a warning (lines that can never match, a
-	// password method read as md5).
+	// Notes are things worth a warning (lines that can never match).
 	Notes []string
 }
 
@@ -183,7 +182,7 @@ func unsupported(method string) error {
 // NeedsSecrets reports whether some rule asks for a password, and the
 // first such line.
 func (r *Rules) NeedsSecrets() (bool, int) {
-	line := r.First(MD5, SCRAM)
+	line := r.First(MD5, SCRAM, Password)
 	return line > 0, line
 }
 

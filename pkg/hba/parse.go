@@ -211,7 +211,7 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 		return r, fmt.Errorf("invalid authentication method %q", method)
 	}
 	switch Method(method) {
-	case Trust, Reject, MD5, SCRAM:
+	case Trust, Reject, MD5, SCRAM, Password:
 	case Peer:
 		if r.Type != Local {
 			return r, errors.New("peer authentication is only supported on local sockets")
@@ -220,9 +220,6 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 		if r.Type != HostSSL {
 			return r, errors.New("cert authentication is only supported on hostssl connections")
 		}
-	case Password:
-		method = string(MD5)
-		rs.Notes = append(rs.Notes, fmt.Sprintf("%s:%d: method password: clients authenticate with md5 (SCRAM-SHA-256 for SCRAM secrets), never with a cleartext password", rs.File, n))
 	default:
 		if r.Type == Local { // kept: CheckLocal refuses it if Unix sockets are served
 			r.Method = Method(method)

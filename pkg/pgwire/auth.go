@@ -28,7 +28,7 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup, addr net.Addr
 		switch m {
 		case AuthTrust:
 			return nil
-		case AuthMD5, AuthSCRAM:
+		case AuthMD5, AuthSCRAM, AuthPassword:
 			ruled = m
 		default:
 			if why == "" {
@@ -69,6 +69,8 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup, addr net.Addr
 		return authMD5(c, user, cred.Password, known)
 	case AuthSCRAM:
 		return authSCRAM(c, user, cred.Password, known, endPoint(st.cert))
+	case AuthPassword:
+		return authPassword(c, user, cred.Password, known)
 	}
 	return reply(c, fatal(CodeInvalidAuthorization, "no valid authentication method for user \"%s\"", user))
 }
@@ -113,6 +115,61 @@ func authMD5(c io.ReadWriter, user, stored string, known bool) error {
 	}
 	if cause := checkMD5(user, stored, salt, pm.Password); cause != nil {
 		return authFailed(c, user, cause)
+	}
+	return nil
+}
+
+// authPassword runs AuthenticationCleartextPassword: the client sends its
+// password as is (pg_hba.conf's password method), checked against the
+// stored secret whatever its kind; an unknown user gets the same exchange.
+func authPassword(c io.ReadWriter, user, stored string, known bool) error {
+	if err := send(c, &pgproto3.AuthenticationCleartextPassword{}); err != nil {
+		return err
+	}
+	body, err := readAuth(c)
+	if err != nil {
+		return err
+	}
+	var pm pgproto3.PasswordMessage
+	if err := pm.Decode(body); err != nil || len(pm.Password)+1 != len(body) {
+		return reply(c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet size", Err: err})
+	}
+	if pm.Password == "" {
+		// As PostgreSQL: libpq sends nothing rather than an empty password,
+		// so an empty one is a client's mistake worth naming.
+		return reply(c, fatal(CodeInvalidPassword, "empty password returned by client"))
+	}
+	if !known {
+		return authFailed(c, user, ErrUnknownUser)
+	}
+	if cause := checkPlain(user, stored, pm.Password); cause != nil {
+		return authFailed(c, user, cause)
+	}
+	return nil
+}
+
+// checkPlain checks a cleartext password against the stored secret
+// (plaintext, "md5"+md5hex(password+user) or a SCRAM verifier, which costs
+// one PBKDF2 of the verifier's iterations, as in PostgreSQL); nil when it
+// matches.
+func checkPlain(user, stored, password string) error {
+	var want, got []byte
+	switch {
+	case isSCRAMVerifier(stored):
+		sec, err := parseSCRAMVerifier(stored)
+		if err != nil {
+			return err
+		}
+		want, got = sec.storedKey, deriveSCRAM(password, sec.salt, sec.iterations).storedKey
+	case isMD5Secret(stored):
+		want, got = []byte(strings.ToLower(stored)), []byte(MD5Secret(user, password))
+	case stored == "":
+		return errEmptyPassword
+	default:
+		want, got = []byte(stored), []byte(password)
+	}
+	if subtle.ConstantTimeCompare(want, got) != 1 {
+		return errWrongPassword
 	}
 	return nil
 }

@@ -26,6 +26,10 @@ const (
 	AuthMD5               // AuthenticationMD5Password; SCRAM when the stored secret is a SCRAM verifier (as PostgreSQL does)
 	AuthSCRAM             // SCRAM-SHA-256 without channel binding
 	AuthReject            // refused before any exchange (28000)
+	// AuthPassword is pg_hba.conf's password method: the client sends its
+	// password in clear (AuthenticationCleartextPassword), checked against
+	// a stored secret of any kind, as PostgreSQL does.
+	AuthPassword
 )
 
 func (m AuthMethod) String() string {
@@ -38,6 +42,8 @@ func (m AuthMethod) String() string {
 		return "scram-sha-256"
 	case AuthReject:
 		return "reject"
+	case AuthPassword:
+		return "password"
 	}
 	return "unset"
 }
@@ -72,9 +78,9 @@ type ServerConfig struct {
 	QuickCredentials func(user, database string) (Credential, bool)
 	// Rules, when set, picks each client's method before its credential is
 	// looked up, as pg_hba.conf does: AuthTrust needs no credential,
-	// AuthReject refuses with why (28000), and AuthMD5 and AuthSCRAM take
-	// the credential's secret in place of its Method (a credential of
-	// AuthReject still refuses).
+	// AuthReject refuses with why (28000), and AuthMD5, AuthSCRAM and
+	// AuthPassword take the credential's secret in place of its Method (a
+	// credential of AuthReject still refuses).
 	Rules func(Peer) (m AuthMethod, why string)
 	// StartupTimeout bounds the whole of Accept (default DefaultStartupTimeout).
 	StartupTimeout time.Duration

@@ -36,7 +36,9 @@ const (
 // event loop that owns many connections on one thread: a client without
 // TLS whose credential QuickCredentials has at hand, authenticated by
 // trust, md5 or SCRAM-SHA-256 (a plaintext secret costs one PBKDF2 per
-// user and password, cached, as in Accept). Everything else stops before the StartupMessage is
+// user and password, cached, as in Accept). Everything else (a cleartext
+// password too: checking it against a SCRAM verifier costs a PBKDF2 per
+// login, too long for a loop's thread) stops before the StartupMessage is
 // answered and goes to Accept (StepAccept), so the rarer paths and their
 // errors stay Accept's alone. The caller bounds the whole exchange with
 // ServerConfig.StartupTimeout itself.
@@ -200,7 +202,7 @@ func (h *Handshake) credential() (Credential, bool) {
 	switch m {
 	case AuthTrust:
 		return Credential{Method: AuthTrust}, true
-	case AuthMD5, AuthSCRAM:
+	case AuthMD5, AuthSCRAM, AuthPassword: // password: startupMessage leaves it to Accept
 		cred, ok := h.cfg.QuickCredentials(user, db)
 		if ok && cred.Method != AuthReject {
 			cred.Method = m

@@ -317,6 +317,23 @@ func TestWrongMessageDuringAuth(t *testing.T) {
 	r.expectError(CodeProtocolViolation, "expected password response, got message type 81")
 }
 
+// TestCleartextPasswordPacket: a password packet with bytes after the
+// password's terminator, or none, is refused as PostgreSQL refuses it.
+func TestCleartextPasswordPacket(t *testing.T) {
+	cfg := &ServerConfig{Credentials: users(map[string]Credential{"bob": {Method: AuthPassword, Password: "pw"}})}
+	for name, body := range map[string][]byte{"trailing bytes": []byte("pw\x00x"), "no terminator": []byte("pw")} {
+		t.Run(name, func(t *testing.T) {
+			r := dialRaw(t, context.Background(), cfg)
+			r.write(packet(protocol30, params("user", "bob")...))
+			if m, ok := r.receive().(*pgproto3.AuthenticationCleartextPassword); !ok {
+				t.Fatalf("got %T, want AuthenticationCleartextPassword", m)
+			}
+			r.write(append(binary.BigEndian.AppendUint32([]byte{'p'}, uint32(4+len(body))), body...))
+			r.expectError(CodeProtocolViolation, "invalid password packet size")
+		})
+	}
+}
+
 // scramFirst starts a SCRAM exchange for user and returns the server-first-message.
 func scramFirst(t *testing.T, r *raw, user, clientFirst string) string {
 	t.Helper()

@@ -11,7 +11,7 @@ import (
 )
 
 // byDatabase is a Rules function: the method is the database's name
-// ("trust", "md5", "scram", anything else refused), and the peer it saw
+// ("trust", "md5", "scram", "password", anything else refused), and the peer it saw
 // is recorded.
 func byDatabase(seen *Peer) func(Peer) (AuthMethod, string) {
 	return func(p Peer) (AuthMethod, string) {
@@ -23,6 +23,8 @@ func byDatabase(seen *Peer) func(Peer) (AuthMethod, string) {
 			return AuthMD5, ""
 		case "scram":
 			return AuthSCRAM, ""
+		case "password":
+			return AuthPassword, ""
 		case "silent":
 			return AuthReject, ""
 		}
@@ -38,6 +40,7 @@ func TestRulesAccept(t *testing.T) {
 		"plain":  {Method: AuthTrust, Password: "s3cret"}, // the credential's method is not the rule's
 		"hash":   {Method: AuthSCRAM, Password: MD5Secret("hash", "s3cret")},
 		"banned": {Method: AuthReject},
+		"verif":  {Method: AuthMD5, Password: SCRAMVerifier("s3cret")},
 	}
 	var seen Peer
 	tlsCfg, _ := testTLS(t)
@@ -53,6 +56,12 @@ func TestRulesAccept(t *testing.T) {
 		{"dbname=scram user=plain password=s3cret sslmode=require", "", ""},
 		{"dbname=scram user=hash password=s3cret sslmode=disable", CodeInvalidPassword, `password authentication failed for user "hash"`},
 		{"dbname=scram user=nobody password=s3cret sslmode=disable", CodeInvalidPassword, `password authentication failed for user "nobody"`},
+		{"dbname=password user=plain password=s3cret sslmode=disable", "", ""},
+		{"dbname=password user=hash password=s3cret sslmode=disable", "", ""},
+		{"dbname=password user=verif password=s3cret sslmode=require", "", ""},
+		{"dbname=password user=verif password=wrong sslmode=disable", CodeInvalidPassword, `password authentication failed for user "verif"`},
+		{"dbname=password user=nobody password=s3cret sslmode=disable", CodeInvalidPassword, `password authentication failed for user "nobody"`},
+		{"dbname=password user=banned password=s3cret sslmode=disable", CodeInvalidAuthorization, `connection rejected for user "banned", database "password"`},
 		{"dbname=md5 user=banned password=s3cret sslmode=disable", CodeInvalidAuthorization, `connection rejected for user "banned", database "md5"`},
 		{"dbname=other user=plain password=s3cret sslmode=disable", CodeInvalidAuthorization, "no rule for other"},
 		{"dbname=silent user=plain password=s3cret sslmode=disable", CodeInvalidAuthorization, `connection rejected for user "plain", database "silent"`},
@@ -80,7 +89,8 @@ func TestRulesAccept(t *testing.T) {
 
 // TestRulesHandshake: on the event loop's path the rule is applied too: a
 // trusted database needs no credential, md5 is asked for a credential
-// whose own method is trust, and a refusal goes to Accept.
+// whose own method is trust, and a refusal or a cleartext password goes to
+// Accept.
 func TestRulesHandshake(t *testing.T) {
 	var seen Peer
 	cfg := quick(map[string]Credential{"tina": {Method: AuthTrust, Password: "pw"}})
@@ -108,10 +118,10 @@ func TestRulesHandshake(t *testing.T) {
 		t.Fatalf("md5 answer: step %d (%v)", step, h.Err())
 	}
 
-	for _, db := range []string{"other", "silent"} {
+	for _, db := range []string{"other", "silent", "password"} {
 		h = NewHandshake(cfg).From(addr)
 		if out, step := feed(t, h, packet(protocol30, params("user", "tina", "database", db)...)); step != StepAccept || len(out) != 0 {
-			t.Errorf("refused by rule (%s): step %d out %q, want StepAccept (Accept words it)", db, step, out)
+			t.Errorf("refused by rule or a cleartext password (%s): step %d out %q, want StepAccept (Accept runs it)", db, step, out)
 		}
 	}
 }

@@ -53,6 +53,8 @@ func (s *Server) rules(p pgwire.Peer) (pgwire.AuthMethod, string) {
 		return pgwire.AuthMD5, ""
 	case hba.SCRAM:
 		return pgwire.AuthSCRAM, ""
+	case hba.Password:
+		return pgwire.AuthPassword, ""
 	case hba.Peer:
 		if peerIs(p.Addr, p.User) {
 			return pgwire.AuthTrust, ""

@@ -19,6 +19,7 @@ import (
 const hbaRules = `# TYPE  DATABASE   USER        ADDRESS        METHOD
 host    postgres   hba_trust   127.0.0.1/32   trust
 host    postgres   hba_md5     127.0.0.1 255.255.255.255 md5
+host    postgres   hba_pw,hba_pwscram,hba_pwhash,hba_nobody 127.0.0.1/32 password
 host    all        hba_scram   127.0.0.0/8    scram-sha-256
 host    all        hba_hash    all            scram-sha-256
 host    template1  all         all            reject
@@ -30,17 +31,23 @@ hostssl all        all         all            trust
 // with pgx and a raw client, that each client gets its line's method:
 // trust without a password for a user the auth file does not list, md5
 // for a plaintext secret that would otherwise get SCRAM, SCRAM refused for
-// an md5 secret, reject and "no entry" in PostgreSQL's words; a reload
+// an md5 secret, a cleartext password checked against a plaintext, md5 or
+// SCRAM secret, reject and "no entry" in PostgreSQL's words; a reload
 // rereads the rules.
 func TestHBA(t *testing.T) {
 	c := pgtest.Shared(t)
-	serverExec(t, c.URL(), "DROP ROLE IF EXISTS hba_trust, hba_md5, hba_scram, hba_hash",
-		"CREATE ROLE hba_trust LOGIN", "CREATE ROLE hba_md5 LOGIN", "CREATE ROLE hba_scram LOGIN", "CREATE ROLE hba_hash LOGIN")
+	roles := []string{"hba_trust", "hba_md5", "hba_scram", "hba_hash", "hba_pw", "hba_pwscram", "hba_pwhash"}
+	stmts := []string{"DROP ROLE IF EXISTS " + strings.Join(roles, ", ")}
+	for _, r := range roles {
+		stmts = append(stmts, "CREATE ROLE "+r+" LOGIN")
+	}
+	serverExec(t, c.URL(), stmts...)
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			users := filepath.Join(dir, "users.txt")
-			write(t, users, `"hba_md5" "md5 pw"`+"\n"+`"hba_scram" "scram pw"`+"\n"+`"hba_hash" "`+pgwire.MD5Secret("hba_hash", "hash pw")+`"`+"\n")
+			write(t, users, `"hba_md5" "md5 pw"`+"\n"+`"hba_scram" "scram pw"`+"\n"+`"hba_hash" "`+pgwire.MD5Secret("hba_hash", "hash pw")+`"`+"\n"+
+				`"hba_pw" "clear pw"`+"\n"+`"hba_pwscram" "`+pgwire.SCRAMVerifier("clear pw")+`"`+"\n"+`"hba_pwhash" "`+pgwire.MD5Secret("hba_pwhash", "clear pw")+`"`+"\n")
 			rules := filepath.Join(dir, "pg_hba.conf")
 			write(t, rules, hbaRules)
 			adminAddr := freeAddr(t)
@@ -69,11 +76,19 @@ func TestHBA(t *testing.T) {
 				t.Errorf("scram line (before the template1 reject line): %v", err)
 			}
 			refused(try("hba_hash", "hash pw", "postgres"), "28P01", `password authentication failed for user "hba_hash"`)
+			for _, user := range []string{"hba_pw", "hba_pwscram", "hba_pwhash"} {
+				if err := try(user, "clear pw", "postgres"); err != nil {
+					t.Errorf("password line, %s: %v", user, err)
+				}
+				refused(try(user, "wrong", "postgres"), "28P01", `password authentication failed for user "`+user+`"`)
+				refused(try(user, "", "postgres"), "28P01", "empty password returned by client")
+			}
+			refused(try("hba_nobody", "clear pw", "postgres"), "28P01", `password authentication failed for user "hba_nobody"`)
 			refused(try("hba_trust", "", "template1"), "28000", `pg_hba.conf rejects connection for host "127.0.0.1", user "hba_trust", database "template1", no encryption`)
 			refused(try("postgres", "", "postgres"), "28000", `no pg_hba.conf entry for host "127.0.0.1", user "postgres", database "postgres", no encryption`)
 
 			// The method itself: the first authentication request.
-			for user, want := range map[string]string{"hba_md5": "*pgproto3.AuthenticationMD5Password", "hba_scram": "*pgproto3.AuthenticationSASL", "hba_trust": "*pgproto3.AuthenticationOk"} {
+			for user, want := range map[string]string{"hba_md5": "*pgproto3.AuthenticationMD5Password", "hba_scram": "*pgproto3.AuthenticationSASL", "hba_trust": "*pgproto3.AuthenticationOk", "hba_pw": "*pgproto3.AuthenticationCleartextPassword"} {
 				if got := firstAuth(t, addr, user, "postgres"); got != want {
 					t.Errorf("%s: first answer %s, want %s", user, got, want)
 				}

@@ -7,8 +7,17 @@
 //
 // It appends to -out one compat_result record per test (and per package)
 // seen in either run, then one compat_summary record; it prints the
-// differences on stdout. Exit codes: 0 done (differences or not), 1 a file
-// could not be read or written, 2 bad usage.
+// differences on stdout. -direct and -proxy each take a comma-separated
+// list: a run's first go test, then the reruns of packages whose test
+// binary ended early (see -crashed), merged.
+//
+// With -crashed FILES instead, it prints one line per package whose test
+// binary ended before all its started tests did (a panic in a test ends
+// the whole binary): the import path, a tab, and the top-level tests that
+// ended, joined by "|", for the caller to rerun the package without them.
+//
+// Exit codes: 0 done (differences or not), 1 a file could not be read or
+// written, 2 bad usage.
 package main
 
 import (
@@ -50,15 +59,38 @@ type key struct{ pkg, test string }
 // so they are replaced by N to pair the two runs' subtests.
 var tempName = regexp.MustCompile(`/(Test\w*?)[0-9]{6,}/`)
 
-// readRun reads a go test -json file into per-test outcomes. Lines that are
-// not JSON (build errors printed by go test itself) are counted, not fatal.
-func readRun(path string) (map[key]*outcome, int, error) {
+// readRuns reads the go test -json files of one run, in order, into
+// per-test outcomes: a test keeps the first outcome that ended it (a rerun
+// leaves out the tests that ended before), a package that failed in any
+// file stays failed. Lines that are not JSON (build errors printed by go
+// test itself) are counted, not fatal.
+func readRuns(paths []string) (map[key]*outcome, int, error) {
+	res := make(map[key]*outcome)
+	bad := 0
+	for _, path := range paths {
+		n, err := readRun(path, res)
+		bad += n
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return res, bad, nil
+}
+
+// readRun adds one go test -json file to res and returns its count of
+// lines that are not JSON.
+func readRun(path string, res map[key]*outcome) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	defer f.Close()
-	res := make(map[key]*outcome)
+	ended := make(map[key]bool) // ended in an earlier file
+	for k, o := range res {
+		if o.status != "none" && (k.test != "" || o.status == "fail") {
+			ended[k] = true
+		}
+	}
 	bad := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
@@ -85,6 +117,9 @@ func readRun(path string) (map[key]*outcome, int, error) {
 		}
 		switch e.Action {
 		case "pass", "fail", "skip":
+			if ended[k] {
+				continue
+			}
 			o.status = e.Action
 			o.elapsed = e.Elapsed
 		case "output":
@@ -95,9 +130,66 @@ func readRun(path string) (map[key]*outcome, int, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, 0, fmt.Errorf("%s:%d: %w", path, line, err)
+		return 0, fmt.Errorf("%s:%d: %w", path, line, err)
 	}
-	return res, bad, nil
+	return bad, nil
+}
+
+// crashed lists the packages of res whose test binary ended while a
+// top-level test had started and not ended, each with the top-level tests
+// that did end (sorted). A package none of whose tests ended is left out:
+// a rerun would only crash the same way.
+func crashed(res map[key]*outcome) map[string][]string {
+	broken := make(map[string]bool)
+	done := make(map[string][]string)
+	for k, o := range res {
+		if k.test == "" || strings.Contains(k.test, "/") {
+			continue
+		}
+		if o.status == "none" {
+			broken[k.pkg] = true
+		} else {
+			done[k.pkg] = append(done[k.pkg], k.test)
+		}
+	}
+	out := make(map[string][]string)
+	for pkg := range broken {
+		if len(done[pkg]) > 0 {
+			sort.Strings(done[pkg])
+			out[pkg] = done[pkg]
+		}
+	}
+	return out
+}
+
+// printCrashed writes crashed's answer for the files of one run, a line per
+// package in import-path order.
+func printCrashed(paths []string, stdout io.Writer) error {
+	res, _, err := readRuns(paths)
+	if err != nil {
+		return err
+	}
+	c := crashed(res)
+	pkgs := make([]string, 0, len(c))
+	for pkg := range c {
+		pkgs = append(pkgs, pkg)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		fmt.Fprintf(stdout, "%s\t%s\n", pkg, strings.Join(c[pkg], "|"))
+	}
+	return nil
+}
+
+// files splits a comma-separated flag value into file names.
+func files(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 type result struct {
@@ -177,17 +269,21 @@ func run(args []string, stdout io.Writer) error {
 	direct := fs.String("direct", "", "go test -json output of the direct run")
 	proxy := fs.String("proxy", "", "go test -json output of the run through qprouter")
 	out := fs.String("out", "", "JSON-lines file to append to")
+	crash := fs.String("crashed", "", "go test -json files of one run: print the packages whose test binary ended early")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err}
+	}
+	if *crash != "" {
+		return printCrashed(files(*crash), stdout)
 	}
 	if *suite == "" || *direct == "" || *proxy == "" || *out == "" {
 		return usageError{errors.New("-suite, -direct, -proxy and -out are required")}
 	}
-	d, badD, err := readRun(*direct)
+	d, badD, err := readRuns(files(*direct))
 	if err != nil {
 		return err
 	}
-	p, badP, err := readRun(*proxy)
+	p, badP, err := readRuns(files(*proxy))
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func TestBouncerRefused(t *testing.T) {
 		{base + "default_pool_size = 5\nmin_pool_size = 6\n", "min_idle", "min_pool_size = 6 is above default_pool_size = 5"},
 		{base + "server_idle_timeout = soon\n", "idle_timeout", "server_idle_timeout = soon: want seconds"},
 		{base + "client_tls_sslmode = require\n", "tls_cert", "client_tls_sslmode = require needs client_tls_cert_file and client_tls_key_file"},
-		{base + "client_tls_sslmode = verify-full\nclient_tls_cert_file = c\nclient_tls_key_file = k\n", "require_tls", "qprouter does not require client certificates of every client"},
+		{base + "client_tls_sslmode = verify-full\nclient_tls_cert_file = c\nclient_tls_key_file = k\n", "tls_ca_file", "client_tls_sslmode = verify-full needs client_tls_ca_file"},
 	} {
 		s := load(t, c.text)
 		err := s.Errors[c.key]
@@ -306,10 +306,16 @@ func TestBouncerDeferAccept(t *testing.T) {
 	}
 }
 
-// client_tls_ca_file asks clients for certificates (for hba cert lines).
+// client_tls_ca_file asks clients for certificates (for hba cert lines);
+// verify-ca and verify-full require one of every client.
 func TestBouncerClientCA(t *testing.T) {
-	s := load(t, base+"client_tls_sslmode = prefer\nclient_tls_cert_file = c.pem\nclient_tls_key_file = k.pem\nclient_tls_ca_file = ca.pem\n")
-	if s.Values["tls_ca_file"] != "ca.pem" || s.Values["tls_cert"] != "c.pem" || len(s.Errors) > 0 {
-		t.Errorf("values %v, errors %v", s.Values, s.Errors)
+	for mode, require := range map[string]string{"prefer": "", "require": "", "verify-ca": "true", "verify-full": "true"} {
+		s := load(t, base+"client_tls_sslmode = "+mode+"\nclient_tls_cert_file = c.pem\nclient_tls_key_file = k.pem\nclient_tls_ca_file = ca.pem\n")
+		if s.Values["tls_ca_file"] != "ca.pem" || s.Values["tls_cert"] != "c.pem" || len(s.Errors) > 0 {
+			t.Errorf("%s: values %v, errors %v", mode, s.Values, s.Errors)
+		}
+		if s.Values["require_client_cert"] != require || (mode != "prefer") != (s.Values["require_tls"] == "true") {
+			t.Errorf("%s: require_client_cert %q require_tls %q", mode, s.Values["require_client_cert"], s.Values["require_tls"])
+		}
 	}
 }

@@ -404,9 +404,16 @@ func (m *mapper) clientTLS(get func(string) (string, bool)) {
 	case "require":
 		m.set("require_tls", "true")
 	case "verify-ca", "verify-full":
-		m.refuse("require_tls", "client_tls_sslmode = %s: qprouter does not require client certificates of every client; use require, with client_tls_ca_file and hba cert lines for the users that must present one", mode)
+		// As PgBouncer: every client shows a certificate the CA file
+		// verifies (verify-full checks nothing more on the client side).
+		if ca == "" {
+			m.refuse("tls_ca_file", "client_tls_sslmode = %s needs client_tls_ca_file to verify client certificates with", mode)
+			return
+		}
+		m.set("require_tls", "true")
+		m.set("require_client_cert", "true")
 	}
-	if ca != "" && mode != "verify-ca" && mode != "verify-full" {
+	if ca != "" {
 		m.set("tls_ca_file", ca) // client certificates asked for, and checked by hba cert lines
 	}
 }

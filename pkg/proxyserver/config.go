@@ -42,6 +42,7 @@ type Config struct {
 	TLSKey             string        `toml:"tls_key"`              // PEM private key of TLSCert
 	TLSCAFile          string        `toml:"tls_ca_file"`          // PEM CAs that verify the certificates clients offer (for HBA cert lines); "": none asked for
 	RequireTLS         bool          `toml:"require_tls"`          // refuse clients that do not use TLS
+	RequireClientCert  bool          `toml:"require_client_cert"`  // refuse clients without TLS and a certificate TLSCAFile verifies
 	PreparedPerServer  int           `toml:"prepared_per_server"`  // renamed prepared statements per server connection (transaction mode)
 	CacheUnnamed       bool          `toml:"cache_unnamed"`        // keep clients' repeated unnamed statements prepared on the servers (transaction mode)
 	EventLoop          bool          `toml:"event_loop"`           // serve transaction mode's plain transactions on an event loop (experimental)
@@ -102,6 +103,9 @@ func (c *Config) Check() error {
 	}
 	if c.RequireTLS && c.TLSCert == "" {
 		return configError(errors.New("--require-tls needs --tls-cert and --tls-key"))
+	}
+	if c.RequireClientCert && c.TLSCAFile == "" {
+		return configError(errors.New("--require-client-cert needs --tls-ca-file to verify the certificates with"))
 	}
 	if c.UnixSocketDir != "" {
 		if _, err := parseSocketMode(c.UnixSocketMode); err != nil {

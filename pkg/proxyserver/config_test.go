@@ -27,6 +27,7 @@ func TestCheck(t *testing.T) {
 		"timeouts":   func(c *Config) { c.IdleTimeout = 0 },
 		"tls-key":    func(c *Config) { c.TLSCert = "c.pem" },
 		"tls":        func(c *Config) { c.RequireTLS = true },
+		"client-ca":  func(c *Config) { c.TLSCert, c.TLSKey, c.RequireClientCert = "c.pem", "k.pem", true },
 		"prepared":   func(c *Config) { c.PreparedPerServer = 0 },
 		"reserve":    func(c *Config) { c.ReservePoolTimeout = 0 },
 		"max-db":     func(c *Config) { c.MaxDBConnections = -1 },

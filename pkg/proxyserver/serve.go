@@ -110,7 +110,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
-	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS}
+	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS || c.RequireClientCert}
 	if s.hba != nil {
 		auth.Rules = s.rules
 	}
@@ -125,6 +125,9 @@ func New(opts Options) (*Server, error) {
 				return nil, configError(err)
 			}
 			auth.TLS.ClientCAs, auth.TLS.ClientAuth = cas, tls.VerifyClientCertIfGiven
+			if c.RequireClientCert {
+				auth.TLS.ClientAuth = tls.RequireAndVerifyClientCert
+			}
 		}
 	}
 	popts := proxy.Options{

@@ -98,3 +98,41 @@ func TestClientCertificates(t *testing.T) {
 		t.Error("a certificate no configured CA signed: logged in")
 	}
 }
+
+// TestRequireClientCert runs qprouter with --require-client-cert and no
+// other authentication: only a TLS client whose certificate the CA file
+// verifies gets in, whatever name the certificate bears.
+func TestRequireClientCert(t *testing.T) {
+	c := pgtest.Shared(t)
+	dir := t.TempDir()
+	writeCert(t, dir, 1)
+	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)
+	issue(t, dir, "good", "someone_else", false, ca, caKey)
+	issue(t, dir, "stranger", "postgres", false, nil, nil)
+	url, stop := startRouter(t, c.URL(), "--pool-mode", "transaction", "--tls-cert", filepath.Join(dir, "cert.pem"),
+		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"), "--require-client-cert")
+	defer stop()
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(extra string) error {
+		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres %s", cfg.Port, extra), "postgres")
+	}
+	certArgs := func(name string) string {
+		return fmt.Sprintf("sslmode=require sslcert=%s sslkey=%s", filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"))
+	}
+	if err := try(certArgs("good")); err != nil {
+		t.Errorf("a certificate the CA signed: %v", err)
+	}
+	if err := try("sslmode=require"); err == nil {
+		t.Error("TLS without a certificate: logged in")
+	}
+	if err := try(certArgs("stranger")); err == nil {
+		t.Error("a certificate no configured CA signed: logged in")
+	}
+	var pe *pgconn.PgError
+	if err := try("sslmode=disable"); !errors.As(err, &pe) || pe.Code != "28000" {
+		t.Errorf("without TLS: %v, want 28000", err)
+	}
+}

@@ -33,6 +33,15 @@ const (
 	Cert Method = "cert"
 )
 
+// ClientCert is a hostssl line's clientcert option ("": none asked for).
+type ClientCert string
+
+// The clientcert values.
+const (
+	VerifyCA   ClientCert = "verify-ca"
+	VerifyFull ClientCert = "verify-full"
+)
+
 // ConnType is the first field of a line.
 type ConnType string
 
@@ -56,6 +65,10 @@ type Rule struct {
 	allAddrs  bool
 	Prefix    netip.Prefix // when not all addresses (host lines)
 	Method    Method
+	// ClientCert is the line's clientcert option: a client certificate
+	// the CA file verifies is required before the method runs, and with
+	// VerifyFull its common name must be the user.
+	ClientCert ClientCert
 	// Unsupported marks a local line with a method qprouter cannot run
 	// (peer, ident, ...): Parse keeps it for CheckLocal to judge.
 	Unsupported bool
@@ -184,6 +197,17 @@ func unsupported(method string) error {
 func (r *Rules) NeedsSecrets() (bool, int) {
 	line := r.First(MD5, SCRAM, Password)
 	return line > 0, line
+}
+
+// FirstCertLine is the line of the first rule that checks client
+// certificates (method cert or a clientcert option), 0 for none.
+func (r *Rules) FirstCertLine() int {
+	for _, rule := range r.Rules {
+		if rule.Method == Cert || rule.ClientCert != "" {
+			return rule.Line
+		}
+	}
+	return 0
 }
 
 // First is the line of the first rule with one of methods, 0 for none.

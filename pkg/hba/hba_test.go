@@ -10,7 +10,7 @@ import (
 
 const sample = `# TYPE  DATABASE        USER            ADDRESS                 METHOD
 local   all             postgres                                ident
-hostssl app             bob             10.0.0.0/8              scram-sha-256
+hostssl app             bob             10.0.0.0/8              scram-sha-256 clientcert=verify-ca
 host    app             bob             10.1.0.0/16             reject
 host    "all"           alice           127.0.0.1 255.255.255.255 md5
 host    sameuser        all             127.0.0.0/8             trust
@@ -68,6 +68,15 @@ func TestMatch(t *testing.T) {
 		if !ok || rule.Line != tc.line || rule.Method != tc.want {
 			t.Errorf("%+v: line %d %s (%v), want line %d %s", tc.c, rule.Line, rule.Method, ok, tc.line, tc.want)
 		}
+	}
+	if r, _ := rs.Match(Client{"app", "bob", v4("10.1.2.3"), true}); r.ClientCert != VerifyCA {
+		t.Errorf("line 3's clientcert: %q", r.ClientCert)
+	}
+	if r, _ := rs.Match(Client{"app", "bob", v4("10.1.2.3"), false}); r.ClientCert != "" {
+		t.Errorf("line 4's clientcert: %q", r.ClientCert)
+	}
+	if line := rs.FirstCertLine(); line != 3 {
+		t.Errorf("FirstCertLine: %d", line)
 	}
 	if need, line := rs.NeedsSecrets(); !need || line != 3 {
 		t.Errorf("NeedsSecrets: %v %d", need, line)
@@ -129,30 +138,37 @@ func TestMatch(t *testing.T) {
 // file, the line and what is wrong.
 func TestParseErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"host all all 127.0.0.1/32 peer\n":                   ":1: peer authentication is only supported on local sockets",
-		"host all all 127.0.0.1/32 ident\n":                  ":1: authentication method ident is not supported by qprouter",
-		"local all all peer map=omicron\n":                   ":1: options are not supported: map=omicron",
-		"host all all all cert\n":                            ":1: cert authentication is only supported on hostssl connections",
-		"hostssl all all all cert\n":                         "",
-		"host all all 127.0.0.1/32 md5 clientcert=verify-ca": ":1: options are not supported: clientcert=verify-ca",
-		"\nhost all all db.example.com trust\n":              `:2: host name "db.example.com": host names are not supported`,
-		"host all all samenet trust\n":                       ":1: samenet is not supported by qprouter",
-		"host all all 127.0.0.1 trust\n":                     ":1: IP address 127.0.0.1 has no mask",
-		"host all all 127.0.0.1 x trust\n":                   ":1: invalid IP mask \"x\"",
-		"host all all 127.0.0.1 255.0.255.0 trust\n":         "not contiguous",
-		"host all all 127.0.0.1\n":                           ":1: IP address 127.0.0.1 has no mask",
-		"host all all 300.0.0.0/8 trust\n":                   `invalid IP address or mask "300.0.0.0/8"`,
-		"hots all all all trust\n":                           `:1: invalid connection type "hots"`,
-		"host samerole all all trust\n":                      "samerole: role membership is not known to qprouter",
-		"host all +admins all trust\n":                       "+admins: role membership",
-		"host all all all trust,md5\n":                       "the method is one word",
-		"host all all all frobnicate\n":                      `invalid authentication method "frobnicate"`,
-		"host all \"bob all all trust\n":                     "unterminated quoted string",
-		"host all bob, carol all trust\n":                    "",
-		"host all bob, all trust\n":                          `host name "trust"`, // "bob, all" is one list, as in PostgreSQL
-		"host all bob,\n":                                    "a list ends with a comma",
-		"host all @missing all trust\n":                      "missing",
-		"host all all\n":                                     "end of line before the address field",
+		"host all all 127.0.0.1/32 peer\n":                               ":1: peer authentication is only supported on local sockets",
+		"host all all 127.0.0.1/32 ident\n":                              ":1: authentication method ident is not supported by qprouter",
+		"local all all peer map=omicron\n":                               ":1: options are not supported: map=omicron",
+		"host all all all cert\n":                                        ":1: cert authentication is only supported on hostssl connections",
+		"hostssl all all all cert\n":                                     "",
+		"host all all 127.0.0.1/32 md5 clientcert=verify-ca":             `:1: clientcert can only be configured for "hostssl" rows`,
+		"hostssl all all all cert clientcert=verify-ca\n":                `:1: clientcert only accepts "verify-full" when using "cert" authentication`,
+		"hostssl all all all md5 clientcert=maybe\n":                     `:1: invalid value for clientcert: "maybe"`,
+		"hostssl all all all md5 clientcert\n":                           ":1: authentication option not in name=value format: clientcert",
+		"hostssl all all all md5 clientname=DN\n":                        ":1: clientname=DN is not supported",
+		"hostssl all all all md5 clientcert=verify-ca map=x\n":           ":1: options are not supported: map=x",
+		"hostssl all all all md5 clientcert=verify-full clientname=CN\n": "",
+		"hostssl all all all cert clientcert=verify-full\n":              "",
+		"\nhost all all db.example.com trust\n":                          `:2: host name "db.example.com": host names are not supported`,
+		"host all all samenet trust\n":                                   ":1: samenet is not supported by qprouter",
+		"host all all 127.0.0.1 trust\n":                                 ":1: IP address 127.0.0.1 has no mask",
+		"host all all 127.0.0.1 x trust\n":                               ":1: invalid IP mask \"x\"",
+		"host all all 127.0.0.1 255.0.255.0 trust\n":                     "not contiguous",
+		"host all all 127.0.0.1\n":                                       ":1: IP address 127.0.0.1 has no mask",
+		"host all all 300.0.0.0/8 trust\n":                               `invalid IP address or mask "300.0.0.0/8"`,
+		"hots all all all trust\n":                                       `:1: invalid connection type "hots"`,
+		"host samerole all all trust\n":                                  "samerole: role membership is not known to qprouter",
+		"host all +admins all trust\n":                                   "+admins: role membership",
+		"host all all all trust,md5\n":                                   "the method is one word",
+		"host all all all frobnicate\n":                                  `invalid authentication method "frobnicate"`,
+		"host all \"bob all all trust\n":                                 "unterminated quoted string",
+		"host all bob, carol all trust\n":                                "",
+		"host all bob, all trust\n":                                      `host name "trust"`, // "bob, all" is one list, as in PostgreSQL
+		"host all bob,\n":                                                "a list ends with a comma",
+		"host all @missing all trust\n":                                  "missing",
+		"host all all\n":                                                 "end of line before the address field",
 	} {
 		path := filepath.Join(t.TempDir(), "hba.conf")
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {

@@ -229,16 +229,56 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 		return r, unsupported(method)
 	}
 	r.Method = Method(method)
-	if len(fields) > 0 && !r.Unsupported {
-		var opts []string
-		for _, f := range fields {
-			for _, t := range f {
-				opts = append(opts, t.text)
-			}
+	if !r.Unsupported {
+		if err := r.options(fields); err != nil {
+			return r, err
 		}
-		return r, fmt.Errorf("options are not supported: %s", strings.Join(opts, " "))
 	}
 	return r, nil
+}
+
+// options reads the name=value fields after the method: clientcert (on
+// hostssl lines, as PostgreSQL) and clientname=CN (the default); any other
+// option is refused.
+func (r *Rule) options(fields [][]token) error {
+	var other []string
+	for _, f := range fields {
+		for _, t := range f {
+			name, val, ok := strings.Cut(t.text, "=")
+			if !ok {
+				return fmt.Errorf("authentication option not in name=value format: %s", t.text)
+			}
+			switch name {
+			case "clientcert":
+				if r.Type != HostSSL {
+					return errors.New(`clientcert can only be configured for "hostssl" rows`)
+				}
+				switch ClientCert(val) {
+				case VerifyFull:
+				case VerifyCA:
+					if r.Method == Cert {
+						return errors.New(`clientcert only accepts "verify-full" when using "cert" authentication`)
+					}
+				default:
+					return fmt.Errorf("invalid value for clientcert: %q", val)
+				}
+				r.ClientCert = ClientCert(val)
+			case "clientname":
+				if r.Type != HostSSL {
+					return errors.New(`clientname can only be configured for "hostssl" rows`)
+				}
+				if val != "CN" {
+					return fmt.Errorf("clientname=%s is not supported: only CN, the certificate's common name", val)
+				}
+			default:
+				other = append(other, t.text)
+			}
+		}
+	}
+	if len(other) > 0 {
+		return fmt.Errorf("options are not supported: %s", strings.Join(other, " "))
+	}
+	return nil
 }
 
 // names reads a database or user field: keywords, names and @file

@@ -29,8 +29,8 @@ func loadHBA(c Config) (*hba.Rules, error) {
 	if need, line := rs.NeedsSecrets(); need && c.AuthFile == "" && c.AuthUser == "" {
 		return nil, configError(fmt.Errorf("%s:%d asks for a password: give --auth-file or --auth-user to take passwords from", c.AuthHBAFile, line))
 	}
-	if line := rs.First(hba.Cert); line > 0 && c.TLSCAFile == "" {
-		return nil, configError(fmt.Errorf("%s:%d uses cert: give --tls-ca-file to verify client certificates with", c.AuthHBAFile, line))
+	if line := rs.FirstCertLine(); line > 0 && c.TLSCAFile == "" {
+		return nil, configError(fmt.Errorf("%s:%d checks client certificates (cert, clientcert): give --tls-ca-file to verify them with", c.AuthHBAFile, line))
 	}
 	return rs, nil
 }
@@ -45,6 +45,16 @@ func (s *Server) rules(p pgwire.Peer) (pgwire.AuthMethod, string) {
 	rule, ok := rs.Match(c)
 	if !ok {
 		return pgwire.AuthReject, hba.NoEntry(c)
+	}
+	if rule.ClientCert != "" {
+		// Checked before the method runs; PostgreSQL checks verify-full's
+		// name after it, refusing a password method with 28P01.
+		switch {
+		case p.ClientCert == nil:
+			return pgwire.AuthReject, "connection requires a valid client certificate"
+		case rule.ClientCert == hba.VerifyFull && p.ClientCert.Subject.CommonName != p.User:
+			return pgwire.AuthReject, fmt.Sprintf("certificate authentication failed for user %q", p.User)
+		}
 	}
 	switch rule.Method {
 	case hba.Trust:

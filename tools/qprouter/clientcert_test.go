@@ -57,18 +57,22 @@ func issue(t *testing.T, dir, name, cn string, isCA bool, ca *x509.Certificate, 
 // TestClientCertificates runs qprouter with --tls-ca-file and an HBA cert
 // line: a client certificate from that CA naming the user logs in without
 // a password; one naming someone else, none, or one from another CA does
-// not, each with PostgreSQL's words (or a failed TLS handshake).
+// not, each with PostgreSQL's words (or a failed TLS handshake). Lines
+// with clientcert=verify-ca want a certificate of the CA whatever its
+// name, with verify-full one naming the user.
 func TestClientCertificates(t *testing.T) {
 	c := pgtest.Shared(t)
-	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user", "CREATE ROLE cert_user LOGIN")
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user, cc_ca, cc_full", "CREATE ROLE cert_user LOGIN", "CREATE ROLE cc_ca LOGIN", "CREATE ROLE cc_full LOGIN")
 	dir := t.TempDir()
 	writeCert(t, dir, 1) // the server's
 	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)
 	issue(t, dir, "good", "cert_user", false, ca, caKey)
 	issue(t, dir, "other", "someone_else", false, ca, caKey)
 	issue(t, dir, "stranger", "cert_user", false, nil, nil) // self-signed: no CA vouches for it
+	issue(t, dir, "full", "cc_full", false, ca, caKey)
 	rules := filepath.Join(dir, "pg_hba.conf")
-	write(t, rules, "hostssl all cert_user all cert\nhost all postgres all trust\n")
+	write(t, rules, "hostssl all cert_user all cert\nhost all postgres all trust\n"+
+		"hostssl all cc_ca all trust clientcert=verify-ca\nhostssl all cc_full all trust clientcert=verify-full\n")
 	url, stop := startRouter(t, c.URL(), "--pool-mode", "transaction", "--tls-cert", filepath.Join(dir, "cert.pem"),
 		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"), "--auth-hba-file", rules)
 	defer stop()
@@ -97,6 +101,19 @@ func TestClientCertificates(t *testing.T) {
 	if err := try(certArgs("stranger")); err == nil {
 		t.Error("a certificate no configured CA signed: logged in")
 	}
+
+	as := func(user, extra string) error {
+		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=postgres sslmode=require %s", cfg.Port, user, extra), user)
+	}
+	if err := as("cc_ca", certArgs("good")); err != nil {
+		t.Errorf("clientcert=verify-ca, the CA's certificate for another name: %v", err)
+	}
+	refused(as("cc_ca", ""), "connection requires a valid client certificate")
+	if err := as("cc_full", certArgs("full")); err != nil {
+		t.Errorf("clientcert=verify-full, the CA's certificate for the user: %v", err)
+	}
+	refused(as("cc_full", certArgs("good")), `certificate authentication failed for user "cc_full"`)
+	refused(as("cc_full", ""), "connection requires a valid client certificate")
 }
 
 // TestRequireClientCert runs qprouter with --require-client-cert and no

@@ -179,7 +179,7 @@ func (r *Rules) CheckLocal(unix bool) error {
 		switch {
 		case rule.Type != Local:
 		case !unix:
-			r.Notes = append(r.Notes, fmt.Sprintf("%s:%d: local lines never match: qprouter takes no Unix-socket clients (no unix socket directory)", r.File, rule.Line))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s:%d: local lines never match: no Unix-socket clients are served (no unix socket directory)", r.File, rule.Line))
 			return nil
 		case rule.Unsupported:
 			return fmt.Errorf("%s:%d: %w", r.File, rule.Line, unsupported(string(rule.Method)))
@@ -189,7 +189,7 @@ func (r *Rules) CheckLocal(unix bool) error {
 }
 
 func unsupported(method string) error {
-	return fmt.Errorf("authentication method %s is not supported by qprouter: use trust, reject, md5 or scram-sha-256 (peer on local lines, cert on hostssl lines)", method)
+	return fmt.Errorf("authentication method %s is not supported: use trust, reject, md5, scram-sha-256 or password (peer on local lines, cert on hostssl lines)", method)
 }
 
 // NeedsSecrets reports whether some rule asks for a password, and the

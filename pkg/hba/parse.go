@@ -305,7 +305,7 @@ func names(toks []token, dir, what string) ([]name, error) {
 			out = append(out, name{text: t.text, keyword: true})
 		case what == "database" && (t.text == "samerole" || t.text == "samegroup"),
 			what == "user" && strings.HasPrefix(t.text, "+"):
-			return nil, fmt.Errorf("%s: role membership is not known to qprouter; list the users", t.text)
+			return nil, fmt.Errorf("%s: role membership is not known to these rules; list the users", t.text)
 		case t.text == "":
 			return nil, fmt.Errorf("empty %s name", what)
 		default:
@@ -347,7 +347,7 @@ func (r *Rule) address(tok []token, fields *[][]token) error {
 		r.allAddrs = true
 		return nil
 	case !t.quoted && (t.text == "samehost" || t.text == "samenet"):
-		return fmt.Errorf("%s is not supported by qprouter: give the addresses (CIDR)", t.text)
+		return fmt.Errorf("%s is not supported: give the addresses (CIDR)", t.text)
 	case strings.Contains(t.text, "/"):
 		p, err := netip.ParsePrefix(t.text)
 		if err != nil {
@@ -358,7 +358,7 @@ func (r *Rule) address(tok []token, fields *[][]token) error {
 	}
 	ip, err := netip.ParseAddr(t.text)
 	if err != nil {
-		return fmt.Errorf("host name %q: host names are not supported by qprouter; give an address with a mask (CIDR)", t.text)
+		return fmt.Errorf("host name %q: host names are not supported; give an address with a mask (CIDR)", t.text)
 	}
 	if len(*fields) < 2 { // the mask and the method must follow
 		return fmt.Errorf("IP address %s has no mask", t.text)

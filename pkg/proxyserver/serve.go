@@ -112,7 +112,7 @@ func New(opts Options) (*Server, error) {
 	}
 	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS || c.RequireClientCert}
 	if s.hba != nil {
-		auth.Rules = s.rules
+		auth.Rules = s.rules()
 	}
 	if c.TLSCert != "" {
 		if s.cert, err = pgwire.LoadCertificate(c.TLSCert, c.TLSKey); err != nil {

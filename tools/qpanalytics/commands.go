@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/duckwire"
+	"github.com/qpkit/qpkit/pkg/hba"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/snapshot"
 )
@@ -92,6 +93,7 @@ type serveCmd struct {
 	Listen          string        `help:"Address clients connect to." default:"127.0.0.1:5433" env:"QPANALYTICS_LISTEN"`
 	Admin           string        `help:"Address of /healthz and /metrics (empty: off)." env:"QPANALYTICS_ADMIN" placeholder:"HOST:PORT"`
 	AuthFile        string        `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." env:"QPANALYTICS_AUTH_FILE" placeholder:"FILE"`
+	AuthHBAFile     string        `name:"auth-hba-file" help:"Rules in pg_hba.conf's format choosing each client's method (trust, reject, md5, scram-sha-256, password) by connection type, database, user and address, as qprouter's --auth-hba-file; passwords come from --auth-file." env:"QPANALYTICS_AUTH_HBA_FILE" placeholder:"FILE"`
 	TLSCert         string        `name:"tls-cert" help:"PEM certificate for client TLS (with --tls-key)." env:"QPANALYTICS_TLS_CERT" placeholder:"FILE"`
 	TLSKey          string        `name:"tls-key" help:"PEM private key of --tls-cert." env:"QPANALYTICS_TLS_KEY" placeholder:"FILE"`
 	RequireTLS      bool          `name:"require-tls" help:"Refuse clients that do not use TLS." env:"QPANALYTICS_REQUIRE_TLS"`
@@ -106,6 +108,20 @@ func (c *serveCmd) Run(e *env) error {
 	auth, err := pgwire.FileConfig(c.AuthFile, c.TLSCert, c.TLSKey, c.RequireTLS)
 	if err != nil {
 		return &usageError{err}
+	}
+	if c.AuthHBAFile != "" {
+		rs, err := hba.Load(c.AuthHBAFile)
+		if err == nil {
+			err = rs.Check(hba.Server{Secrets: c.AuthFile != "", SecretsHint: "give --auth-file to take passwords from",
+				CAHint: "qpanalytics does not verify client certificates"})
+		}
+		if err != nil {
+			return &usageError{err}
+		}
+		for _, n := range rs.Notes {
+			e.log.Warn(n)
+		}
+		auth.Rules = pgwire.HBARules(func() *hba.Rules { return rs }, nil)
 	}
 	return duckwire.Serve(e.ctx, duckwire.Config{
 		Database:      c.DB,

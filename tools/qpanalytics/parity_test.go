@@ -87,16 +87,17 @@ func TestTPCHParity(t *testing.T) {
 	}
 }
 
-// serve runs the serve command on a free port until the test ends and
-// returns its address.
-func serve(t *testing.T, ctx context.Context, db string) string {
+// serve runs the serve command (with extra flags) on a free port until
+// the test ends and returns its address.
+func serve(t *testing.T, ctx context.Context, db string, extra ...string) string {
 	t.Helper()
 	sctx, stop := context.WithCancel(ctx)
 	addrc := make(chan string, 1)
 	done := make(chan int, 1)
 	var errs bytes.Buffer
 	go func() {
-		done <- runReady(sctx, []string{"serve", "--db", db, "--listen", "127.0.0.1:0"}, &bytes.Buffer{}, &errs, func(a string) { addrc <- a })
+		args := append([]string{"serve", "--db", db, "--listen", "127.0.0.1:0"}, extra...)
+		done <- runReady(sctx, args, &bytes.Buffer{}, &errs, func(a string) { addrc <- a })
 	}()
 	t.Cleanup(func() {
 		stop()

@@ -1,0 +1,78 @@
+// Deciding a client's method: the matching rule, and the checks a rule makes before any password.
+
+package hba
+
+import (
+	"crypto/x509"
+	"fmt"
+)
+
+// Decide returns the method that authenticates c: Trust, MD5, SCRAM or
+// Password for the exchange to run, or Reject with the refusal in
+// PostgreSQL's words. The checks that need no password happen here: no
+// matching line, a reject line, peer (isPeer reports whether the client's
+// operating-system user is c.User; nil: never) and cert and clientcert
+// (cert is the client's certificate when a CA verified it, else nil).
+// Peer and cert lines that pass come back as Trust.
+func (r *Rules) Decide(c Client, cert *x509.Certificate, isPeer func() bool) (Method, string) {
+	rule, ok := r.Match(c)
+	if !ok {
+		return Reject, NoEntry(c)
+	}
+	if rule.ClientCert != "" {
+		// Checked before the method runs; PostgreSQL checks verify-full's
+		// name after it, refusing a password method with 28P01.
+		switch {
+		case cert == nil:
+			return Reject, "connection requires a valid client certificate"
+		case rule.ClientCert == VerifyFull && cert.Subject.CommonName != c.User:
+			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
+		}
+	}
+	switch rule.Method {
+	case Trust, MD5, SCRAM, Password:
+		return rule.Method, ""
+	case Peer:
+		if isPeer != nil && isPeer() {
+			return Trust, ""
+		}
+		return Reject, fmt.Sprintf("Peer authentication failed for user %q", c.User)
+	case Cert:
+		switch {
+		case cert == nil:
+			return Reject, "connection requires a valid client certificate"
+		case cert.Subject.CommonName != c.User:
+			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
+		}
+		return Trust, ""
+	}
+	return Reject, Rejected(c)
+}
+
+// Server is what a server offers its rules: a Unix socket, passwords to
+// check (an auth file or an auth query), a CA that verifies client
+// certificates. The hints say which settings give the last two, for the
+// refusals.
+type Server struct {
+	UnixSocket  bool
+	Secrets     bool
+	SecretsHint string
+	CA          bool
+	CAHint      string
+}
+
+// Check refuses rules the server cannot honour, naming the file and line:
+// a local line with a method it cannot run (CheckLocal), a password
+// method without passwords, a certificate check without a CA.
+func (r *Rules) Check(s Server) error {
+	if err := r.CheckLocal(s.UnixSocket); err != nil {
+		return err
+	}
+	if need, line := r.NeedsSecrets(); need && !s.Secrets {
+		return fmt.Errorf("%s:%d asks for a password: %s", r.File, line, s.SecretsHint)
+	}
+	if line := r.FirstCertLine(); line > 0 && !s.CA {
+		return fmt.Errorf("%s:%d checks client certificates (cert, clientcert): %s", r.File, line, s.CAHint)
+	}
+	return nil
+}

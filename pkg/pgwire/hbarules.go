@@ -1,0 +1,47 @@
+// Host-based rules as ServerConfig.Rules: pkg/hba's decision for a Peer.
+
+package pgwire
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/qpkit/qpkit/pkg/hba"
+)
+
+// HBARules is a ServerConfig.Rules that asks current() for the rules in
+// force (a server that rereads its file swaps them) and decides each
+// client by them. isPeer reports whether a Unix-socket client's process
+// runs as the operating-system user of the client's name (the peer
+// method); nil refuses every peer line.
+func HBARules(current func() *hba.Rules, isPeer func(Peer) bool) func(Peer) (AuthMethod, string) {
+	return func(p Peer) (AuthMethod, string) {
+		c := hba.Client{Database: p.Database, User: p.User, Addr: PeerIP(p.Addr), TLS: p.TLS}
+		var peer func() bool
+		if isPeer != nil {
+			peer = func() bool { return isPeer(p) }
+		}
+		m, why := current().Decide(c, p.ClientCert, peer)
+		switch m {
+		case hba.Trust:
+			return AuthTrust, ""
+		case hba.MD5:
+			return AuthMD5, ""
+		case hba.SCRAM:
+			return AuthSCRAM, ""
+		case hba.Password:
+			return AuthPassword, ""
+		}
+		return AuthReject, why
+	}
+}
+
+// PeerIP is a client's IP address; invalid (a local client to host-based
+// rules) for an address that is not TCP.
+func PeerIP(a net.Addr) netip.Addr {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ip, _ := netip.AddrFromSlice(t.IP)
+		return ip.Unmap()
+	}
+	return netip.Addr{}
+}

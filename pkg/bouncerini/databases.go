@@ -18,10 +18,11 @@ import (
 // their qprouter names.
 var poolKeys = map[string]string{"pool_size": "pool_size", "min_pool_size": "min_idle", "pool_mode": "pool_mode",
 	"server_lifetime": "max_lifetime", "query_wait_timeout": "acquire_timeout",
-	"reserve_pool": "reserve_pool_size", "reserve_pool_size": "reserve_pool_size", "max_db_connections": "max_db_connections"}
+	"reserve_pool": "reserve_pool_size", "reserve_pool_size": "reserve_pool_size", "max_db_connections": "max_db_connections",
+	"max_db_client_connections": "max_db_client_connections"}
 
 // perPool are the other per-database (and per-user) settings: ignored.
-var perPool = []string{"max_db_client_connections", "load_balance_hosts", "max_user_client_connections"}
+var perPool = []string{"load_balance_hosts"}
 
 // onServer are the keys PgBouncer applies to its server connections.
 var onServer = []string{"auth_user", "auth_dbname", "auth_query", "connect_query", "client_encoding", "datestyle",
@@ -92,7 +93,7 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 			m.warn("%s: user=%s is not forced: qprouter logs in to the server as each client's own user (clients logging in as %s are not affected)", at, u, u)
 		}
 		m.otherParams(at, params, "host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode",
-			"server_lifetime", "query_wait_timeout", "reserve_pool", "reserve_pool_size", "max_db_connections")
+			"server_lifetime", "query_wait_timeout", "reserve_pool", "reserve_pool_size", "max_db_connections", "max_db_client_connections")
 	}
 	if first == nil {
 		return
@@ -144,8 +145,9 @@ func (m *mapper) poolParams(at, table string, params map[string]string) {
 	}
 }
 
-// users maps [users]: a user's pool_mode and max_user_connections become
-// the "*/user" per-pool table; other per-user settings are ignored.
+// users maps [users]: a user's pool_mode, max_user_connections and
+// max_user_client_connections become the "*/user" per-pool table; other
+// per-user settings are ignored.
 func (m *mapper) users(f *ini.File) {
 	sec, err := f.GetSection("users")
 	if err != nil {
@@ -158,12 +160,13 @@ func (m *mapper) users(f *ini.File) {
 			m.warn("%s = %s ignored: %v", at, k.Value(), err)
 			continue
 		}
-		for _, key := range []string{"pool_mode", "max_user_connections"} {
+		keys := []string{"pool_mode", "max_user_connections", "max_user_client_connections"}
+		for _, key := range keys {
 			if v, ok := params[key]; ok {
 				m.poolValue(at, "*/"+unquoteKey(k.Name()), key, key, v)
 			}
 		}
-		m.otherParams(at, params, "pool_mode", "max_user_connections")
+		m.otherParams(at, params, keys...)
 	}
 }
 
@@ -183,7 +186,7 @@ func (m *mapper) otherParams(at string, params map[string]string, handled ...str
 		}
 	}
 	if len(pool) > 0 {
-		m.warn("%s: %s ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime, query_wait_timeout, reserve_pool and max_db_connections ([users]: pool_mode and max_user_connections)", at, strings.Join(pool, " "))
+		m.warn("%s: %s ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime, query_wait_timeout, reserve_pool, max_db_connections and max_db_client_connections ([users]: pool_mode, max_user_connections and max_user_client_connections)", at, strings.Join(pool, " "))
 	}
 	if len(server) > 0 {
 		m.warn("%s: %s ignored: qprouter takes users from auth_file only and sets on the server only what each client sends", at, strings.Join(server, " "))

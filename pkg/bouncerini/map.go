@@ -167,6 +167,8 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	m.count(get, "max_client_conn", "max_clients", 0)
 	m.count(get, "max_db_connections", "max_db_connections", 0)
 	m.count(get, "max_user_connections", "max_user_connections", 0)
+	m.count(get, "max_db_client_connections", "max_db_client_connections", 0)
+	m.count(get, "max_user_client_connections", "max_user_client_connections", 0)
 	m.count(get, "reserve_pool_size", "reserve_pool_size", 0)
 	if v, ok := get("max_prepared_statements"); ok && v == "0" {
 		m.note(slog.LevelDebug, "pgbouncer.ini: max_prepared_statements = 0 (off in PgBouncer): qprouter supports prepared statements in transaction mode all the same")
@@ -439,9 +441,6 @@ var ignored = map[string]ignoredKey{
 
 	"auth_ident_file":   {"", "qprouter has no peer or ident methods, so no ident maps", false},
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},
-
-	"max_db_client_connections":   {"0", "no client cap per database (max_client_conn caps them all)", false},
-	"max_user_client_connections": {"0", "no client cap per user (max_client_conn caps them all)", false},
 
 	"server_reset_query_always": {"0", "the reset query runs when a session-mode or pinned client leaves, not after each transaction", false},
 	"server_round_robin":        {"0", "idle server connections are reused most recently used first", false},

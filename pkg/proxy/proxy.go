@@ -80,6 +80,10 @@ type Options struct {
 	Auth *pgwire.ServerConfig
 	// MaxClients bounds clients connected at once (0: no limit).
 	MaxClients int
+	// ClientCaps, when set, returns the caps on the clients of a database
+	// and of a user, all pools together (0: none), asked when a client
+	// logs in; one over either is refused (53300).
+	ClientCaps func(database, user string) (maxDB, maxUser int)
 	// MaxMessage bounds a client message body (default
 	// pgwire.LargeMessage, PostgreSQL's own bound; memory grows only as a
 	// message's bytes arrive).
@@ -142,6 +146,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	sessions map[*session]struct{}
 	byKey    map[string]*session
+	counts   clientCounts // clients per database and user (ClientCaps)
 	ln       []net.Listener
 	// draining is set under mu (so that Serve and the session start see it
 	// in order with the listeners and sessions) but read without it by
@@ -341,10 +346,21 @@ func (p *Proxy) openSession(cl *pgwire.Client, lc *netloop.Conn) *session {
 			return rs != nil && rs.Loop() == home
 		}
 	}
+	var maxDB, maxUser int
+	if p.opts.ClientCaps != nil {
+		maxDB, maxUser = p.opts.ClientCaps(s.db, s.user)
+	}
 	p.mu.Lock()
 	if p.draining.Load() {
 		p.mu.Unlock()
 		pgwire.WriteError(cl.Conn, "FATAL", "57P01", "qprouter: shutting down")
+		s.release()
+		p.nclients.Add(-1)
+		return nil
+	}
+	if why := p.counts.join(s.db, s.user, maxDB, maxUser); why != "" {
+		p.mu.Unlock()
+		pgwire.WriteError(cl.Conn, "FATAL", "53300", why)
 		s.release()
 		p.nclients.Add(-1)
 		return nil
@@ -363,6 +379,7 @@ func (p *Proxy) closeSession(s *session) {
 	p.mu.Lock()
 	delete(p.sessions, s)
 	delete(p.byKey, keyString(s.client.Key))
+	p.counts.leave(s.db, s.user)
 	p.mu.Unlock()
 	if p.opts.OnClient != nil {
 		p.opts.OnClient(false)

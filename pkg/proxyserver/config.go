@@ -15,43 +15,45 @@ import (
 // the config file (and, dashes for underscores, qprouter's flag names);
 // defaults come from the command line that fills it (see docs/qprouter.md).
 type Config struct {
-	Listen             string        `toml:"listen"`               // address clients connect to
-	UnixSocketDir      string        `toml:"unix_socket_dir"`      // also listen on DIR/.s.PGSQL.<port of listen> ("": TCP only)
-	UnixSocketMode     string        `toml:"unix_socket_mode"`     // the socket file's permissions, octal
-	ServerURL          string        `toml:"server_url"`           // host, port, TLS and optionally a password; database and user come from each client
-	PoolMode           string        `toml:"pool_mode"`            // "session" or "transaction"
-	PoolSize           int           `toml:"pool_size"`            // server connections per (database, user) at most
-	MinIdle            int           `toml:"min_idle"`             // idle server connections kept open per pool
-	MaxClients         int           `toml:"max_clients"`          // client connections at once (0: no limit)
-	MaxPoolClients     int           `toml:"max_pool_clients"`     // client connections per pool (0: no limit)
-	AcquireTimeout     time.Duration `toml:"acquire_timeout"`      // wait for a server connection before 53300
-	IdleTimeout        time.Duration `toml:"idle_timeout"`         // close server connections idle this long (above MinIdle)
-	MaxLifetime        time.Duration `toml:"max_lifetime"`         // close server connections this old when they come back
-	HealthCheckAfter   time.Duration `toml:"health_check_after"`   // check a server connection idle this long before handing it out
-	ResetQuery         string        `toml:"reset_query"`          // run when a session-mode or pinned client leaves
-	ReservePoolSize    int           `toml:"reserve_pool_size"`    // connections a pool may open beyond pool_size for a client that waited reserve_pool_timeout
-	ReservePoolTimeout time.Duration `toml:"reserve_pool_timeout"` // the wait after which a reserve connection may open
-	MaxDBConnections   int           `toml:"max_db_connections"`   // server connections per database, all its pools together (0: no limit)
-	MaxUserConnections int           `toml:"max_user_connections"` // server connections per user, all its pools together (0: no limit)
-	AuthFile           string        `toml:"auth_file"`            // pgbouncer userlist.txt; "": trust every client (unless AuthUser)
-	AuthUser           string        `toml:"auth_user"`            // look users missing from AuthFile up on the server as this user
-	AuthQuery          string        `toml:"auth_query"`           // the lookup, $1 the user name, returning (name, secret); "": DefaultAuthQuery
-	AuthDatabase       string        `toml:"auth_dbname"`          // database the lookup runs in; "": the client's
-	AuthHBAFile        string        `toml:"auth_hba_file"`        // pg_hba.conf-style rules choosing each client's method ("": by the secret, or trust)
-	TLSCert            string        `toml:"tls_cert"`             // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
-	TLSKey             string        `toml:"tls_key"`              // PEM private key of TLSCert
-	TLSCAFile          string        `toml:"tls_ca_file"`          // PEM CAs that verify the certificates clients offer (for HBA cert lines); "": none asked for
-	RequireTLS         bool          `toml:"require_tls"`          // refuse clients that do not use TLS
-	RequireClientCert  bool          `toml:"require_client_cert"`  // refuse clients without TLS and a certificate TLSCAFile verifies
-	PreparedPerServer  int           `toml:"prepared_per_server"`  // renamed prepared statements per server connection (transaction mode)
-	CacheUnnamed       bool          `toml:"cache_unnamed"`        // keep clients' repeated unnamed statements prepared on the servers (transaction mode)
-	EventLoop          bool          `toml:"event_loop"`           // serve transaction mode's plain transactions on an event loop (experimental)
-	IOURing            bool          `toml:"io_uring"`             // the event loop's writes through an io_uring, a batch per round of events
-	TCPDeferAccept     bool          `toml:"tcp_defer_accept"`     // accept a client only once its first bytes came (Linux TCP_DEFER_ACCEPT, as PgBouncer)
-	Admin              string        `toml:"admin"`                // admin HTTP API and /metrics address ("": off)
-	Pprof              bool          `toml:"pprof"`                // Go's runtime profiles under /debug/pprof/ on the admin address
-	ShutdownTimeout    time.Duration `toml:"shutdown_timeout"`     // drain time once the context ends
-	LogLevel           string        `toml:"log_level"`            // debug, info, warn or error
+	Listen             string        `toml:"listen"`                      // address clients connect to
+	UnixSocketDir      string        `toml:"unix_socket_dir"`             // also listen on DIR/.s.PGSQL.<port of listen> ("": TCP only)
+	UnixSocketMode     string        `toml:"unix_socket_mode"`            // the socket file's permissions, octal
+	ServerURL          string        `toml:"server_url"`                  // host, port, TLS and optionally a password; database and user come from each client
+	PoolMode           string        `toml:"pool_mode"`                   // "session" or "transaction"
+	PoolSize           int           `toml:"pool_size"`                   // server connections per (database, user) at most
+	MinIdle            int           `toml:"min_idle"`                    // idle server connections kept open per pool
+	MaxClients         int           `toml:"max_clients"`                 // client connections at once (0: no limit)
+	MaxPoolClients     int           `toml:"max_pool_clients"`            // client connections per pool (0: no limit)
+	AcquireTimeout     time.Duration `toml:"acquire_timeout"`             // wait for a server connection before 53300
+	IdleTimeout        time.Duration `toml:"idle_timeout"`                // close server connections idle this long (above MinIdle)
+	MaxLifetime        time.Duration `toml:"max_lifetime"`                // close server connections this old when they come back
+	HealthCheckAfter   time.Duration `toml:"health_check_after"`          // check a server connection idle this long before handing it out
+	ResetQuery         string        `toml:"reset_query"`                 // run when a session-mode or pinned client leaves
+	ReservePoolSize    int           `toml:"reserve_pool_size"`           // connections a pool may open beyond pool_size for a client that waited reserve_pool_timeout
+	ReservePoolTimeout time.Duration `toml:"reserve_pool_timeout"`        // the wait after which a reserve connection may open
+	MaxDBConnections   int           `toml:"max_db_connections"`          // server connections per database, all its pools together (0: no limit)
+	MaxUserConnections int           `toml:"max_user_connections"`        // server connections per user, all its pools together (0: no limit)
+	MaxDBClients       int           `toml:"max_db_client_connections"`   // clients per database, all its pools together (0: no limit)
+	MaxUserClients     int           `toml:"max_user_client_connections"` // clients per user, all its pools together (0: no limit)
+	AuthFile           string        `toml:"auth_file"`                   // pgbouncer userlist.txt; "": trust every client (unless AuthUser)
+	AuthUser           string        `toml:"auth_user"`                   // look users missing from AuthFile up on the server as this user
+	AuthQuery          string        `toml:"auth_query"`                  // the lookup, $1 the user name, returning (name, secret); "": DefaultAuthQuery
+	AuthDatabase       string        `toml:"auth_dbname"`                 // database the lookup runs in; "": the client's
+	AuthHBAFile        string        `toml:"auth_hba_file"`               // pg_hba.conf-style rules choosing each client's method ("": by the secret, or trust)
+	TLSCert            string        `toml:"tls_cert"`                    // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
+	TLSKey             string        `toml:"tls_key"`                     // PEM private key of TLSCert
+	TLSCAFile          string        `toml:"tls_ca_file"`                 // PEM CAs that verify the certificates clients offer (for HBA cert lines); "": none asked for
+	RequireTLS         bool          `toml:"require_tls"`                 // refuse clients that do not use TLS
+	RequireClientCert  bool          `toml:"require_client_cert"`         // refuse clients without TLS and a certificate TLSCAFile verifies
+	PreparedPerServer  int           `toml:"prepared_per_server"`         // renamed prepared statements per server connection (transaction mode)
+	CacheUnnamed       bool          `toml:"cache_unnamed"`               // keep clients' repeated unnamed statements prepared on the servers (transaction mode)
+	EventLoop          bool          `toml:"event_loop"`                  // serve transaction mode's plain transactions on an event loop (experimental)
+	IOURing            bool          `toml:"io_uring"`                    // the event loop's writes through an io_uring, a batch per round of events
+	TCPDeferAccept     bool          `toml:"tcp_defer_accept"`            // accept a client only once its first bytes came (Linux TCP_DEFER_ACCEPT, as PgBouncer)
+	Admin              string        `toml:"admin"`                       // admin HTTP API and /metrics address ("": off)
+	Pprof              bool          `toml:"pprof"`                       // Go's runtime profiles under /debug/pprof/ on the admin address
+	ShutdownTimeout    time.Duration `toml:"shutdown_timeout"`            // drain time once the context ends
+	LogLevel           string        `toml:"log_level"`                   // debug, info, warn or error
 	// Pools override the pool settings above for some databases and
 	// users ([pools."database/user"] tables; see PoolSettings).
 	Pools map[string]PoolSettings `toml:"pools"`
@@ -87,7 +89,8 @@ func (c *Config) Check() error {
 	for _, v := range []struct {
 		flag string
 		n    int
-	}{{"--reserve-pool-size", c.ReservePoolSize}, {"--max-db-connections", c.MaxDBConnections}, {"--max-user-connections", c.MaxUserConnections}} {
+	}{{"--reserve-pool-size", c.ReservePoolSize}, {"--max-db-connections", c.MaxDBConnections}, {"--max-user-connections", c.MaxUserConnections},
+		{"--max-db-client-connections", c.MaxDBClients}, {"--max-user-client-connections", c.MaxUserClients}} {
 		if v.n < 0 {
 			return configError(fmt.Errorf("%s %d: want 0 or more", v.flag, v.n))
 		}

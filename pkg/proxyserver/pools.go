@@ -38,6 +38,10 @@ type PoolSettings struct {
 	// of its database or user together.
 	MaxDBConnections   *int `toml:"max_db_connections"`
 	MaxUserConnections *int `toml:"max_user_connections"`
+	// MaxDBClients and MaxUserClients cap clients the same way: "database"
+	// and "*/user" keys only.
+	MaxDBClients   *int `toml:"max_db_client_connections"`
+	MaxUserClients *int `toml:"max_user_client_connections"`
 }
 
 // poolValues are the settings one pool ends up with.
@@ -47,6 +51,7 @@ type poolValues struct {
 	acquireTimeout, idleTimeout, maxLifetime, healthCheck time.Duration
 	resetQuery                                            string
 	reserve, maxDB, maxUser                               int
+	maxDBClients, maxUserClients                          int
 	reserveTimeout                                        time.Duration
 }
 
@@ -79,6 +84,8 @@ func (v *poolValues) over(o PoolSettings) {
 	setD(&v.reserveTimeout, o.ReservePoolTimeout)
 	set(&v.maxDB, o.MaxDBConnections)
 	set(&v.maxUser, o.MaxUserConnections)
+	set(&v.maxDBClients, o.MaxDBClients)
+	set(&v.maxUserClients, o.MaxUserClients)
 }
 
 // poolFor is the settings of the pool of (database, user).
@@ -86,7 +93,8 @@ func (c *Config) poolFor(database, user string) poolValues {
 	v := poolValues{mode: c.PoolMode, size: c.PoolSize, minIdle: c.MinIdle, maxClients: c.MaxPoolClients,
 		acquireTimeout: c.AcquireTimeout, idleTimeout: c.IdleTimeout, maxLifetime: c.MaxLifetime,
 		healthCheck: c.HealthCheckAfter, resetQuery: c.ResetQuery,
-		reserve: c.ReservePoolSize, reserveTimeout: c.ReservePoolTimeout, maxDB: c.MaxDBConnections, maxUser: c.MaxUserConnections}
+		reserve: c.ReservePoolSize, reserveTimeout: c.ReservePoolTimeout, maxDB: c.MaxDBConnections, maxUser: c.MaxUserConnections,
+		maxDBClients: c.MaxDBClients, maxUserClients: c.MaxUserClients}
 	if len(c.Pools) == 0 {
 		return v
 	}
@@ -165,11 +173,17 @@ func (c *Config) checkPools() error {
 			return err
 		}
 		o := c.Pools[k]
-		if o.MaxDBConnections != nil && (db == "*" || user != "") {
-			return fmt.Errorf("pools.%q: max_db_connections caps a whole database: set it in a [pools.%q] table", k, db)
-		}
-		if o.MaxUserConnections != nil && db != "*" {
-			return fmt.Errorf("pools.%q: max_user_connections caps all of a user's pools: set it in a [pools.%q] table", k, "*/"+cmp.Or(user, "user"))
+		for _, c := range []struct {
+			key    string
+			set, u bool // set in this table; u: a per-user cap
+		}{{"max_db_connections", o.MaxDBConnections != nil, false}, {"max_user_connections", o.MaxUserConnections != nil, true},
+			{"max_db_client_connections", o.MaxDBClients != nil, false}, {"max_user_client_connections", o.MaxUserClients != nil, true}} {
+			switch {
+			case c.set && !c.u && (db == "*" || user != ""):
+				return fmt.Errorf("pools.%q: %s caps a whole database: set it in a [pools.%q] table", k, c.key, db)
+			case c.set && c.u && db != "*":
+				return fmt.Errorf("pools.%q: %s caps all of a user's pools: set it in a [pools.%q] table", k, c.key, "*/"+cmp.Or(user, "user"))
+			}
 		}
 		if db != "*" && !slices.Contains(dbs, db) {
 			dbs = append(dbs, db)
@@ -217,7 +231,8 @@ func (v poolValues) check() error {
 	for _, n := range []struct {
 		key string
 		v   int
-	}{{"reserve_pool_size", v.reserve}, {"max_db_connections", v.maxDB}, {"max_user_connections", v.maxUser}} {
+	}{{"reserve_pool_size", v.reserve}, {"max_db_connections", v.maxDB}, {"max_user_connections", v.maxUser},
+		{"max_db_client_connections", v.maxDBClients}, {"max_user_client_connections", v.maxUserClients}} {
 		if n.v < 0 {
 			return fmt.Errorf("%s %d: want 0 or more", n.key, n.v)
 		}

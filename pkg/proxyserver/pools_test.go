@@ -93,6 +93,9 @@ func TestCheckPools(t *testing.T) {
 		{map[string]PoolSettings{"*/bob": {MaxDBConnections: ptr(2)}}, `pools."*/bob": max_db_connections caps a whole database`},
 		{map[string]PoolSettings{"app": {MaxUserConnections: ptr(2)}}, `pools."app": max_user_connections caps all of a user's pools: set it in a [pools."*/user"] table`},
 		{map[string]PoolSettings{"app/bob": {MaxUserConnections: ptr(2)}}, `set it in a [pools."*/bob"] table`},
+		{map[string]PoolSettings{"app/bob": {MaxDBClients: ptr(2)}}, `pools."app/bob": max_db_client_connections caps a whole database: set it in a [pools."app"] table`},
+		{map[string]PoolSettings{"app": {MaxUserClients: ptr(2)}}, `pools."app": max_user_client_connections caps all of a user's pools`},
+		{map[string]PoolSettings{"*/bob": {MaxUserClients: ptr(-1)}}, `pools."*/bob": max_user_client_connections -1: want 0 or more`},
 		// Each key alone is fine; a client of app as bob meets both.
 		{map[string]PoolSettings{"app": {MinIdle: ptr(2)}, "*/bob": {PoolSize: ptr(1)}}, `pools."app" over pools."*/bob": min_idle 2: want 0 to pool_size (1)`},
 	} {

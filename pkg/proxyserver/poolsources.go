@@ -89,6 +89,10 @@ func PoolsFromValues(vals map[string]map[string]string) (map[string]PoolSettings
 				err = num(&o.MaxDBConnections)
 			case "max_user_connections":
 				err = num(&o.MaxUserConnections)
+			case "max_db_client_connections":
+				err = num(&o.MaxDBClients)
+			case "max_user_client_connections":
+				err = num(&o.MaxUserClients)
 			default:
 				err = fmt.Errorf("%s: not a per-pool setting", at)
 			}

@@ -133,6 +133,7 @@ func New(opts Options) (*Server, error) {
 	popts := proxy.Options{
 		Mode:              c.mode(),
 		ModeFor:           c.modeFor, // the modes at start: a reload keeps them
+		ClientCaps:        s.clientCaps,
 		Pools:             &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
 		Auth:              auth,
 		MaxClients:        c.MaxClients,
@@ -336,6 +337,14 @@ func (s *Server) get() (Config, map[string]pgwire.Credential) {
 func (s *Server) poolConfig(database, user string) pool.Config {
 	c, _ := s.get()
 	return c.poolFor(database, user).config()
+}
+
+// clientCaps are the client caps of a database and of a user, by the
+// configuration in force.
+func (s *Server) clientCaps(database, user string) (maxDB, maxUser int) {
+	c, _ := s.get()
+	v := c.poolFor(database, user)
+	return v.maxDBClients, v.maxUserClients
 }
 
 // credential is pgwire's Credentials: from the auth file, then from the

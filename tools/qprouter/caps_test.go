@@ -187,3 +187,74 @@ reserve_pool_timeout = "300ms"
 		t.Errorf("/api/pools: %+v", pools.Pools)
 	}
 }
+
+// TestClientCaps runs qprouter in both modes with PgBouncer's client caps
+// across pools: at most two clients per database (max_db_client_connections,
+// five for template1) and one for the user ccap_app
+// (max_user_client_connections in its "*/user" table). One over a cap is
+// refused at login naming it (53300); a client leaving makes room.
+func TestClientCaps(t *testing.T) {
+	c := pgtest.Shared(t)
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS ccap_app", "CREATE ROLE ccap_app LOGIN")
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			bg := context.Background()
+			cfgPath := filepath.Join(t.TempDir(), "qprouter.toml")
+			write(t, cfgPath, `pool_mode = "`+mode+`"
+max_db_client_connections = 2
+[pools.template1]
+max_db_client_connections = 5
+[pools."*/ccap_app"]
+max_user_client_connections = 1
+`)
+			url, stop := startRouter(t, c.URL(), "--config", cfgPath)
+			defer stop()
+			connect := func(user, db string) (*pgx.Conn, error) {
+				u := strings.Replace(strings.Replace(url, "/postgres?", "/"+db+"?", 1), "postgres@", user+"@", 1)
+				conn, err := pgx.Connect(bg, u)
+				if err == nil {
+					t.Cleanup(func() { conn.Close(bg) })
+					_, err = conn.Exec(bg, "SELECT 1")
+				}
+				return conn, err
+			}
+			refused := func(err error, message string) {
+				t.Helper()
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != "53300" || pe.Message != message {
+					t.Errorf("got %v, want 53300 %q", err, message)
+				}
+			}
+			first, err := connect("postgres", "postgres")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := connect("postgres", "postgres"); err != nil {
+				t.Fatal(err)
+			}
+			refused(second(connect("postgres", "postgres")), `qprouter: too many clients of database "postgres" (max_db_client_connections 2)`)
+			if _, err := connect("postgres", "template1"); err != nil {
+				t.Errorf("another database: %v", err)
+			}
+			if _, err := connect("ccap_app", "template1"); err != nil {
+				t.Errorf("ccap_app's first client: %v", err)
+			}
+			refused(second(connect("ccap_app", "template1")), `qprouter: too many clients of user "ccap_app" (max_user_client_connections 1)`)
+			first.Close(bg)
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				_, err := connect("postgres", "postgres")
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("a client left, yet: %v", err)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// second is a two-value call's error.
+func second[T any](_ T, err error) error { return err }

@@ -55,6 +55,8 @@ type settings struct {
 	ReservePoolTimeout time.Duration `help:"How long a client waits before a reserve connection may open for it." default:"5s" env:"QPROUTER_RESERVE_POOL_TIMEOUT"`
 	MaxDBConnections   int           `name:"max-db-connections" help:"Server connections per database, all its pools together (0: no limit); a pool at the limit closes another pool's idle connection or waits." default:"0" env:"QPROUTER_MAX_DB_CONNECTIONS"`
 	MaxUserConnections int           `help:"Server connections per user, all its pools together (0: no limit)." default:"0" env:"QPROUTER_MAX_USER_CONNECTIONS"`
+	MaxDBClients       int           `name:"max-db-client-connections" help:"Clients per database, all its pools together (0: no limit); one more is refused at login." default:"0" env:"QPROUTER_MAX_DB_CLIENT_CONNECTIONS"`
+	MaxUserClients     int           `name:"max-user-client-connections" help:"Clients per user, all its pools together (0: no limit)." default:"0" env:"QPROUTER_MAX_USER_CLIENT_CONNECTIONS"`
 	AuthFile           string        `help:"pgbouncer-style userlist: lines \"user\" \"password|md5...|SCRAM-SHA-256$...\". Without it every client is trusted." placeholder:"FILE" env:"QPROUTER_AUTH_FILE"`
 	AuthUser           string        `name:"auth-user" help:"Look clients missing from --auth-file up on the server, connecting as this user (its password from --auth-file or --server-url)." placeholder:"USER" env:"QPROUTER_AUTH_USER"`
 	AuthQuery          string        `name:"auth-query" help:"The lookup: $1 is the user name, the second column the secret (SCRAM verifier or md5 hash). Default: pg_authid's rolpassword (needs a superuser auth user)." placeholder:"SQL" env:"QPROUTER_AUTH_QUERY"`

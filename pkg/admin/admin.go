@@ -108,6 +108,12 @@ type PoolStat struct {
 	MaxDBConnections   int `json:"max_db_connections"`
 	UserConnections    int `json:"user_connections"`
 	MaxUserConnections int `json:"max_user_connections"`
+	// The clients of the database and of the user, all pools together,
+	// with their caps (0: none).
+	DBClients      int `json:"db_clients"`
+	MaxDBClients   int `json:"max_db_client_connections"`
+	UserClients    int `json:"user_clients"`
+	MaxUserClients int `json:"max_user_client_connections"`
 }
 
 // ClientStat is one client connection as the proxy reports it.

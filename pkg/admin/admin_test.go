@@ -178,8 +178,10 @@ func TestCallbacks(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	s := New(Options{Pools: func() []PoolStat {
 		return []PoolStat{{Name: "main", Active: 3, Idle: 2, Waiting: 1, MaxSize: 10, Paused: true},
-			{Name: "app/bob", Database: "app", User: "bob", DBConnections: 4, MaxDBConnections: 6, UserConnections: 2},
-			{Name: "app/eve", Database: "app", User: "eve", DBConnections: 4, MaxDBConnections: 6, UserConnections: 2, MaxUserConnections: 3}}
+			{Name: "app/bob", Database: "app", User: "bob", DBConnections: 4, MaxDBConnections: 6, UserConnections: 2,
+				DBClients: 5, MaxDBClients: 9, UserClients: 3},
+			{Name: "app/eve", Database: "app", User: "eve", DBConnections: 4, MaxDBConnections: 6, UserConnections: 2, MaxUserConnections: 3,
+				DBClients: 5, MaxDBClients: 9, UserClients: 2, MaxUserClients: 4}}
 	}})
 	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 1, "")
 	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 0, "57014")
@@ -227,6 +229,11 @@ func TestMetrics(t *testing.T) {
 		`sqp_database_max_server_connections{database="app"} 6`,
 		`sqp_user_server_connections{user="bob"} 2`,
 		`sqp_user_max_server_connections{user="eve"} 3`,
+		`sqp_database_clients{database="app"} 5`,
+		`sqp_database_max_clients{database="app"} 9`,
+		`sqp_user_clients{user="bob"} 3`,
+		`sqp_user_clients{user="eve"} 2`,
+		`sqp_user_max_clients{user="eve"} 4`,
 		`sqp_digest_shapes 1`,
 		`sqp_digest_evictions_total 0`,
 		`go_goroutines `,
@@ -235,7 +242,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if strings.Contains(body, `sqp_user_max_server_connections{user="bob"}`) {
+	if strings.Contains(body, `sqp_user_max_server_connections{user="bob"}`) || strings.Contains(body, `sqp_user_max_clients{user="bob"}`) {
 		t.Error("a cap of 0 (none) exported")
 	}
 }

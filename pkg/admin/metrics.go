@@ -235,6 +235,14 @@ var (
 		"Server connections of a user, all its pools together.", []string{"user"}, nil)
 	descUserMax = prometheus.NewDesc("sqp_user_max_server_connections",
 		"A user's cap on server connections (max_user_connections), when set.", []string{"user"}, nil)
+	descDBClients = prometheus.NewDesc("sqp_database_clients",
+		"Client connections of a database, all its pools together.", []string{"database"}, nil)
+	descDBMaxClients = prometheus.NewDesc("sqp_database_max_clients",
+		"A database's cap on clients (max_db_client_connections), when set.", []string{"database"}, nil)
+	descUserClients = prometheus.NewDesc("sqp_user_clients",
+		"Client connections of a user, all its pools together.", []string{"user"}, nil)
+	descUserMaxClients = prometheus.NewDesc("sqp_user_max_clients",
+		"A user's cap on clients (max_user_client_connections), when set.", []string{"user"}, nil)
 	descClients = prometheus.NewDesc("sqp_client_connections",
 		"Client connections open.", nil, nil)
 	descShapes = prometheus.NewDesc("sqp_digest_shapes",
@@ -245,7 +253,8 @@ var (
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPoolConns, descPoolWaiting, descPoolMax, descPoolPaused, descDBConns, descDBMax,
-		descUserConns, descUserMax, descClients, descShapes, descEvicted} {
+		descUserConns, descUserMax, descDBClients, descDBMaxClients, descUserClients, descUserMaxClients,
+		descClients, descShapes, descEvicted} {
 		ch <- d
 	}
 }
@@ -269,12 +278,20 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 			if p.MaxDBConnections > 0 {
 				ch <- prometheus.MustNewConstMetric(descDBMax, prometheus.GaugeValue, float64(p.MaxDBConnections), p.Database)
 			}
+			ch <- prometheus.MustNewConstMetric(descDBClients, prometheus.GaugeValue, float64(p.DBClients), p.Database)
+			if p.MaxDBClients > 0 {
+				ch <- prometheus.MustNewConstMetric(descDBMaxClients, prometheus.GaugeValue, float64(p.MaxDBClients), p.Database)
+			}
 		}
 		if p.User != "" && !users[p.User] {
 			users[p.User] = true
 			ch <- prometheus.MustNewConstMetric(descUserConns, prometheus.GaugeValue, float64(p.UserConnections), p.User)
 			if p.MaxUserConnections > 0 {
 				ch <- prometheus.MustNewConstMetric(descUserMax, prometheus.GaugeValue, float64(p.MaxUserConnections), p.User)
+			}
+			ch <- prometheus.MustNewConstMetric(descUserClients, prometheus.GaugeValue, float64(p.UserClients), p.User)
+			if p.MaxUserClients > 0 {
+				ch <- prometheus.MustNewConstMetric(descUserMaxClients, prometheus.GaugeValue, float64(p.MaxUserClients), p.User)
 			}
 		}
 		if seen[p.Name] { // a duplicate would fail the whole scrape

@@ -536,6 +536,9 @@ type PoolStat struct {
 	// The pool's reserve, and the server connections of its database and
 	// of its user with their caps (0: none).
 	Reserve, DBConnections, MaxDBConnections, UserConnections, MaxUserConnections int
+	// The clients of its database and of its user, all pools together,
+	// with their caps (ClientCaps; 0: none).
+	DBClients, MaxDBClients, UserClients, MaxUserClients int
 }
 
 // Pools returns every pool's state.
@@ -546,10 +549,17 @@ func (p *Proxy) Pools() []PoolStat {
 		p.pauseMu.Lock()
 		paused := p.pausedLocked(pl.Name())
 		p.pauseMu.Unlock()
-		out = append(out, PoolStat{Database: pl.Database, User: pl.User, Mode: p.ModeFor(pl.Database, pl.User).String(),
+		ps := PoolStat{Database: pl.Database, User: pl.User, Mode: p.ModeFor(pl.Database, pl.User).String(),
 			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients, Paused: paused,
 			Reserve: st.Reserve, DBConnections: st.DBConnections, MaxDBConnections: st.MaxDBConnections,
-			UserConnections: st.UserConnections, MaxUserConnections: st.MaxUserConnections})
+			UserConnections: st.UserConnections, MaxUserConnections: st.MaxUserConnections}
+		if p.opts.ClientCaps != nil {
+			ps.MaxDBClients, ps.MaxUserClients = p.opts.ClientCaps(pl.Database, pl.User)
+		}
+		p.mu.Lock()
+		ps.DBClients, ps.UserClients = p.counts.byDB[pl.Database], p.counts.byUser[pl.User]
+		p.mu.Unlock()
+		out = append(out, ps)
 	}
 	return out
 }

@@ -72,7 +72,8 @@ func poolStats(p *proxy.Proxy) []admin.PoolStat {
 		out = append(out, admin.PoolStat{Name: s.Database + "/" + s.User, Database: s.Database, User: s.User, Mode: s.Mode,
 			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: s.Paused,
 			Reserve: s.Reserve, DBConnections: s.DBConnections, MaxDBConnections: s.MaxDBConnections,
-			UserConnections: s.UserConnections, MaxUserConnections: s.MaxUserConnections})
+			UserConnections: s.UserConnections, MaxUserConnections: s.MaxUserConnections,
+			DBClients: s.DBClients, MaxDBClients: s.MaxDBClients, UserClients: s.UserClients, MaxUserClients: s.MaxUserClients})
 	}
 	return out
 }

@@ -192,7 +192,8 @@ reserve_pool_timeout = "300ms"
 // across pools: at most two clients per database (max_db_client_connections,
 // five for template1) and one for the user ccap_app
 // (max_user_client_connections in its "*/user" table). One over a cap is
-// refused at login naming it (53300); a client leaving makes room.
+// refused at login naming it (53300); a client leaving makes room;
+// /api/pools shows the counts and caps.
 func TestClientCaps(t *testing.T) {
 	c := pgtest.Shared(t)
 	serverExec(t, c.URL(), "DROP ROLE IF EXISTS ccap_app", "CREATE ROLE ccap_app LOGIN")
@@ -207,7 +208,8 @@ max_db_client_connections = 5
 [pools."*/ccap_app"]
 max_user_client_connections = 1
 `)
-			url, stop := startRouter(t, c.URL(), "--config", cfgPath)
+			adminAddr := freeAddr(t)
+			url, stop := startRouter(t, c.URL(), "--config", cfgPath, "--admin", adminAddr)
 			defer stop()
 			connect := func(user, db string) (*pgx.Conn, error) {
 				u := strings.Replace(strings.Replace(url, "/postgres?", "/"+db+"?", 1), "postgres@", user+"@", 1)
@@ -240,6 +242,36 @@ max_user_client_connections = 1
 				t.Errorf("ccap_app's first client: %v", err)
 			}
 			refused(second(connect("ccap_app", "template1")), `qprouter: too many clients of user "ccap_app" (max_user_client_connections 1)`)
+			resp, err := http.Get("http://" + adminAddr + "/api/pools")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pools struct {
+				Pools []struct {
+					Name           string `json:"name"`
+					DBClients      int    `json:"db_clients"`
+					MaxDBClients   int    `json:"max_db_client_connections"`
+					UserClients    int    `json:"user_clients"`
+					MaxUserClients int    `json:"max_user_client_connections"`
+				} `json:"pools"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&pools)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][4]int{"postgres/postgres": {2, 2, 3, 0}, "template1/postgres": {2, 5, 3, 0}, "template1/ccap_app": {2, 5, 1, 1}}
+			for _, p := range pools.Pools {
+				if w, ok := want[p.Name]; ok {
+					delete(want, p.Name)
+					if got := [4]int{p.DBClients, p.MaxDBClients, p.UserClients, p.MaxUserClients}; got != w {
+						t.Errorf("/api/pools %s: clients and caps %v, want %v", p.Name, got, w)
+					}
+				}
+			}
+			if len(want) > 0 {
+				t.Errorf("/api/pools lacks %v: %+v", want, pools.Pools)
+			}
 			first.Close(bg)
 			deadline := time.Now().Add(5 * time.Second)
 			for {

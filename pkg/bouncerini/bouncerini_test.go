@@ -304,6 +304,19 @@ func TestBouncerDeferAccept(t *testing.T) {
 	}
 }
 
+// unix_socket_group goes with unix_socket_dir; without one it is warned
+// about.
+func TestBouncerSocketGroup(t *testing.T) {
+	s := load(t, base+"unix_socket_dir = /run/q\nunix_socket_group = pgusers\n")
+	if s.Values["unix_socket_group"] != "pgusers" || s.Values["unix_socket_dir"] != "/run/q" || len(s.Errors) > 0 {
+		t.Errorf("values %v, errors %v", s.Values, s.Errors)
+	}
+	s = load(t, base+"unix_socket_group = pgusers\n")
+	if _, ok := s.Values["unix_socket_group"]; ok || !strings.Contains(notes(s, slog.LevelWarn), "unix_socket_group = pgusers ignored: no unix_socket_dir") {
+		t.Errorf("without a socket: values %v, warnings %s", s.Values, notes(s, slog.LevelWarn))
+	}
+}
+
 // client_tls_ca_file asks clients for certificates (for hba cert lines);
 // verify-ca and verify-full require one of every client.
 func TestBouncerClientCA(t *testing.T) {

@@ -137,11 +137,19 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	}
 
 	// Where clients connect.
-	if dir, _ := get("unix_socket_dir"); dir != "" {
+	dir, _ := get("unix_socket_dir")
+	if dir != "" {
 		m.set("unix_socket_dir", dir)
 	}
 	if mode, ok := get("unix_socket_mode"); ok {
 		m.set("unix_socket_mode", mode)
+	}
+	if group, _ := get("unix_socket_group"); group != "" {
+		if dir != "" {
+			m.set("unix_socket_group", group)
+		} else {
+			m.warn("unix_socket_group = %s ignored: no unix_socket_dir, so no socket", group)
+		}
 	}
 	addr, hasAddr := get("listen_addr")
 	port, hasPort := get("listen_port")
@@ -475,7 +483,6 @@ var ignored = map[string]ignoredKey{
 	"job_name":                  {"pgbouncer", "logs say qprouter", true},
 	"service_name":              {"pgbouncer", "logs say qprouter", true},
 	"conffile":                  {"", "the file is the one given", true},
-	"unix_socket_group":         {"", "the socket keeps qprouter's group", false},
 	"listen_backlog":            {"128", "the system default applies", true},
 	"so_reuseport":              {"0", "one process listens", true},
 	"pkt_buf":                   {"4096", "buffers grow as needed", true},

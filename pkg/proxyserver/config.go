@@ -18,6 +18,7 @@ type Config struct {
 	Listen             string        `toml:"listen"`                      // address clients connect to
 	UnixSocketDir      string        `toml:"unix_socket_dir"`             // also listen on DIR/.s.PGSQL.<port of listen> ("": TCP only)
 	UnixSocketMode     string        `toml:"unix_socket_mode"`            // the socket file's permissions, octal
+	UnixSocketGroup    string        `toml:"unix_socket_group"`           // the socket file's group, a name or number ("": the process's)
 	ServerURL          string        `toml:"server_url"`                  // host, port, TLS and optionally a password; database and user come from each client
 	PoolMode           string        `toml:"pool_mode"`                   // "session" or "transaction"
 	PoolSize           int           `toml:"pool_size"`                   // server connections per (database, user) at most
@@ -114,6 +115,11 @@ func (c *Config) Check() error {
 		if _, err := parseSocketMode(c.UnixSocketMode); err != nil {
 			return configError(err)
 		}
+		if _, err := lookupGroup(c.UnixSocketGroup); err != nil {
+			return configError(err)
+		}
+	} else if c.UnixSocketGroup != "" {
+		return configError(errors.New("--unix-socket-group needs --unix-socket-dir"))
 	}
 	if c.PreparedPerServer < 1 {
 		return configError(fmt.Errorf("--prepared-per-server %d: want at least 1", c.PreparedPerServer))

@@ -28,11 +28,15 @@ func TestCheck(t *testing.T) {
 		"tls-key":    func(c *Config) { c.TLSCert = "c.pem" },
 		"tls":        func(c *Config) { c.RequireTLS = true },
 		"client-ca":  func(c *Config) { c.TLSCert, c.TLSKey, c.RequireClientCert = "c.pem", "k.pem", true },
-		"prepared":   func(c *Config) { c.PreparedPerServer = 0 },
-		"reserve":    func(c *Config) { c.ReservePoolTimeout = 0 },
-		"max-db":     func(c *Config) { c.MaxDBConnections = -1 },
-		"max-user":   func(c *Config) { c.MaxUserConnections = -1 },
-		"reserve-n":  func(c *Config) { c.ReservePoolSize = -1 },
+		"sock-group": func(c *Config) { c.UnixSocketGroup = "0" },
+		"bad-group": func(c *Config) {
+			c.UnixSocketDir, c.UnixSocketMode, c.UnixSocketGroup = "/tmp", "0777", "no-such-group-qpkit"
+		},
+		"prepared":  func(c *Config) { c.PreparedPerServer = 0 },
+		"reserve":   func(c *Config) { c.ReservePoolTimeout = 0 },
+		"max-db":    func(c *Config) { c.MaxDBConnections = -1 },
+		"max-user":  func(c *Config) { c.MaxUserConnections = -1 },
+		"reserve-n": func(c *Config) { c.ReservePoolSize = -1 },
 	} {
 		c := valid()
 		edit(&c)

@@ -207,11 +207,12 @@ func (s *Server) Serve(ctx context.Context) error {
 	var uln net.Listener
 	if c.UnixSocketDir != "" {
 		mode, _ := parseSocketMode(c.UnixSocketMode) // Check has refused a bad one
+		gid, _ := lookupGroup(c.UnixSocketGroup)
 		port := 0
 		if a, ok := ln.Addr().(*net.TCPAddr); ok {
 			port = a.Port
 		}
-		if uln, err = listenUnix(c.UnixSocketDir, port, mode); err != nil {
+		if uln, err = listenUnix(c.UnixSocketDir, port, mode, gid); err != nil {
 			ln.Close()
 			return err
 		}
@@ -323,7 +324,7 @@ func (s *Server) reload() error {
 		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")
 	}
 	nc.Listen, nc.ServerURL, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.PoolMode, old.Admin
-	nc.UnixSocketDir, nc.UnixSocketMode = old.UnixSocketDir, old.UnixSocketMode
+	nc.UnixSocketDir, nc.UnixSocketMode, nc.UnixSocketGroup = old.UnixSocketDir, old.UnixSocketMode, old.UnixSocketGroup
 	s.cfg, s.users, s.hba = nc, nu, nh
 	return nil
 }

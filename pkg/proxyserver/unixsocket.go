@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -27,10 +28,26 @@ func parseSocketMode(s string) (os.FileMode, error) {
 	return os.FileMode(n), nil
 }
 
+// lookupGroup reads a group name or number; "" is -1, no change.
+func lookupGroup(name string) (int, error) {
+	if name == "" {
+		return -1, nil
+	}
+	if gid, err := strconv.Atoi(name); err == nil && gid >= 0 {
+		return gid, nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return 0, fmt.Errorf("--unix-socket-group %q: %w", name, err)
+	}
+	return strconv.Atoi(g.Gid)
+}
+
 // listenUnix listens on the socket for port in dir, as PostgreSQL names
-// it, with mode. A socket file left by a process that is gone is replaced;
-// one a live server answers on is an error.
-func listenUnix(dir string, port int, mode os.FileMode) (net.Listener, error) {
+// it, with mode and group gid (-1: the process's). A socket file left by a
+// process that is gone is replaced; one a live server answers on is an
+// error.
+func listenUnix(dir string, port int, mode os.FileMode, gid int) (net.Listener, error) {
 	path := unixSocketPath(dir, port)
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
@@ -51,6 +68,12 @@ func listenUnix(dir string, port int, mode os.FileMode) (net.Listener, error) {
 	if err := os.Chmod(path, mode); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("unix socket %s: %w", path, err)
+	}
+	if gid >= 0 {
+		if err := os.Chown(path, -1, gid); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("unix socket %s: group %d: %w", path, gid, err)
+		}
 	}
 	return peerListener{ln}, nil
 }

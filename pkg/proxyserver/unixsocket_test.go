@@ -3,8 +3,11 @@ package proxyserver
 import (
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -12,7 +15,7 @@ import (
 // that is not a socket, and sets the mode.
 func TestListenUnix(t *testing.T) {
 	dir := t.TempDir()
-	ln, err := listenUnix(dir, 6543, 0o770)
+	ln, err := listenUnix(dir, 6543, 0o770, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +23,7 @@ func TestListenUnix(t *testing.T) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o770 {
 		t.Fatalf("socket: %v %v", fi, err)
 	}
-	if _, err := listenUnix(dir, 6543, 0o777); err == nil || !strings.Contains(err.Error(), "another server is listening there") {
+	if _, err := listenUnix(dir, 6543, 0o777, -1); err == nil || !strings.Contains(err.Error(), "another server is listening there") {
 		t.Errorf("a live socket: %v", err)
 	}
 	// A client's address carries its process's user id.
@@ -43,7 +46,7 @@ func TestListenUnix(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the stale socket is gone: %v", err)
 	}
-	ln, err = listenUnix(dir, 6543, 0o777)
+	ln, err = listenUnix(dir, 6543, 0o777, -1)
 	if err != nil {
 		t.Fatalf("over a stale socket: %v", err)
 	}
@@ -52,7 +55,7 @@ func TestListenUnix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".s.PGSQL.7"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := listenUnix(dir, 7, 0o777); err == nil || !strings.Contains(err.Error(), "is not a socket") {
+	if _, err := listenUnix(dir, 7, 0o777, -1); err == nil || !strings.Contains(err.Error(), "is not a socket") {
 		t.Errorf("a regular file: %v", err)
 	}
 	if _, err := parseSocketMode("0999"); err == nil {
@@ -61,4 +64,54 @@ func TestListenUnix(t *testing.T) {
 	if m, err := parseSocketMode("770"); err != nil || m != 0o770 {
 		t.Errorf("mode 770: %o %v", m, err)
 	}
+}
+
+// TestListenUnixGroup: --unix-socket-group gives the socket file a group,
+// by name or number; an unknown name is refused. Root gives it a group of
+// its own choosing; another user can only name its own group, which the
+// file has anyway.
+func TestListenUnixGroup(t *testing.T) {
+	name, gid := "", os.Getgid()
+	if g, err := user.LookupGroupId(strconv.Itoa(gid)); err == nil {
+		name = g.Name
+	}
+	if os.Geteuid() == 0 {
+		if g, err := user.LookupGroup("nogroup"); err == nil {
+			name, gid = g.Name, atoi(t, g.Gid)
+		}
+	}
+	for _, spec := range []string{name, strconv.Itoa(gid)} {
+		if spec == "" {
+			continue
+		}
+		got, err := lookupGroup(spec)
+		if err != nil || got != gid {
+			t.Fatalf("lookupGroup(%q) = %d, %v; want %d", spec, got, err, gid)
+		}
+		dir := t.TempDir()
+		ln, err := listenUnix(dir, 6543, 0o770, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(filepath.Join(dir, ".s.PGSQL.6543"))
+		ln.Close()
+		if err != nil || int(fi.Sys().(*syscall.Stat_t).Gid) != gid {
+			t.Errorf("group %q: socket %v %v, want gid %d", spec, fi.Sys(), err, gid)
+		}
+	}
+	if _, err := lookupGroup("no-such-group-qpkit"); err == nil {
+		t.Error("an unknown group accepted")
+	}
+	if g, err := lookupGroup(""); err != nil || g != -1 {
+		t.Errorf(`lookupGroup(""): %d %v`, g, err)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

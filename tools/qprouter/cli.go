@@ -40,6 +40,7 @@ type settings struct {
 	Listen             string        `help:"Address clients connect to." default:"127.0.0.1:6432" env:"QPROUTER_LISTEN"`
 	UnixSocketDir      string        `name:"unix-socket-dir" help:"Also listen on a Unix socket in this directory, named as PostgreSQL names it (.s.PGSQL.<port of --listen>), so that psql -h DIR -p PORT reaches qprouter; a stale socket file is replaced. Empty: TCP only." placeholder:"DIR" env:"QPROUTER_UNIX_SOCKET_DIR"`
 	UnixSocketMode     string        `help:"Permissions of the Unix socket file, octal." default:"0777" env:"QPROUTER_UNIX_SOCKET_MODE"`
+	UnixSocketGroup    string        `help:"Group of the Unix socket file, a name or number (empty: qprouter's own), so that with --unix-socket-mode 0770 only its members connect." placeholder:"GROUP" env:"QPROUTER_UNIX_SOCKET_GROUP"`
 	ServerURL          string        `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
 	PoolMode           string        `help:"session or transaction." default:"session" enum:"session,transaction" env:"QPROUTER_POOL_MODE"`
 	PoolSize           int           `help:"Server connections per (database, user) at most." default:"20" env:"QPROUTER_POOL_SIZE"`

@@ -278,16 +278,18 @@ func TestBouncerPools(t *testing.T) {
 // auth_type = hba takes auth_hba_file, with the auth file when there is
 // one; an auth_hba_file under another auth_type is warned about.
 func TestBouncerHBA(t *testing.T) {
-	s := load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = hba\nauth_hba_file = /etc/pgbouncer/hba.conf\nauth_file = /etc/pgbouncer/userlist.txt\n")
-	if s.Values["auth_hba_file"] != "/etc/pgbouncer/hba.conf" || s.Values["auth_file"] != "/etc/pgbouncer/userlist.txt" || len(s.Errors) > 0 {
+	s := load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = hba\nauth_hba_file = /etc/pgbouncer/hba.conf\nauth_file = /etc/pgbouncer/userlist.txt\nauth_ident_file = /etc/pgbouncer/ident.conf\n")
+	if s.Values["auth_hba_file"] != "/etc/pgbouncer/hba.conf" || s.Values["auth_file"] != "/etc/pgbouncer/userlist.txt" ||
+		s.Values["auth_ident_file"] != "/etc/pgbouncer/ident.conf" || len(s.Errors) > 0 {
 		t.Errorf("values %v, errors %v", s.Values, s.Errors)
 	}
 	s = load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = HBA\nauth_hba_file = hba.conf\n")
 	if s.Values["auth_hba_file"] != "hba.conf" || s.Values["auth_file"] != "" || len(s.Errors) > 0 {
 		t.Errorf("without an auth file: values %v, errors %v", s.Values, s.Errors)
 	}
-	s = load(t, base+"auth_hba_file = hba.conf\n")
-	if s.Values["auth_hba_file"] != "" || !strings.Contains(notes(s, slog.LevelWarn), "auth_hba_file = hba.conf ignored: auth_type is trust, not hba") {
+	s = load(t, base+"auth_hba_file = hba.conf\nauth_ident_file = ident.conf\n")
+	if s.Values["auth_hba_file"] != "" || s.Values["auth_ident_file"] != "" || !strings.Contains(notes(s, slog.LevelWarn), "auth_hba_file = hba.conf ignored: auth_type is trust, not hba") ||
+		!strings.Contains(notes(s, slog.LevelWarn), "auth_ident_file = ident.conf ignored: auth_type is trust, not hba") {
 		t.Errorf("auth_type trust: values %v, notes %s", s.Values, notes(s, slog.LevelWarn))
 	}
 }

@@ -337,8 +337,12 @@ func (m *mapper) auth(get func(string) (string, bool)) {
 	query, _ := get("auth_query")
 	dbname, _ := get("auth_dbname")
 	hbaFile, _ := get("auth_hba_file")
+	identFile, _ := get("auth_ident_file")
 	if hbaFile != "" && !strings.EqualFold(typ, "hba") {
 		m.warn("auth_hba_file = %s ignored: auth_type is %s, not hba", hbaFile, typ)
+	}
+	if identFile != "" && !strings.EqualFold(typ, "hba") {
+		m.warn("auth_ident_file = %s ignored: auth_type is %s, not hba", identFile, typ)
 	}
 	switch t := strings.ToLower(typ); t {
 	case "trust":
@@ -352,6 +356,9 @@ func (m *mapper) auth(get func(string) (string, bool)) {
 				return
 			}
 			m.set("auth_hba_file", hbaFile)
+			if identFile != "" {
+				m.set("auth_ident_file", identFile)
+			}
 		}
 		if file == "" && authUser == "" {
 			if t == "hba" {
@@ -447,7 +454,6 @@ var ignored = map[string]ignoredKey{
 	"admin_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
 	"stats_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
 
-	"auth_ident_file":   {"", "qprouter has no peer or ident methods, so no ident maps", false},
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},
 
 	"server_reset_query_always": {"0", "the reset query runs when a session-mode or pinned client leaves, not after each transaction", false},

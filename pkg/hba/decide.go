@@ -10,11 +10,12 @@ import (
 // Decide returns the method that authenticates c: Trust, MD5, SCRAM or
 // Password for the exchange to run, or Reject with the refusal in
 // PostgreSQL's words. The checks that need no password happen here: no
-// matching line, a reject line, peer (isPeer reports whether the client's
-// operating-system user is c.User; nil: never) and cert and clientcert
-// (cert is the client's certificate when a CA verified it, else nil).
-// Peer and cert lines that pass come back as Trust.
-func (r *Rules) Decide(c Client, cert *x509.Certificate, isPeer func() bool) (Method, string) {
+// matching line, a reject line, peer (osUser returns the client's
+// operating-system user, false when unknown; nil: never known) and cert
+// and clientcert (cert is the client's certificate when a CA verified it,
+// else nil); the system name must be c.User, or the line's map must allow
+// it. Peer and cert lines that pass come back as Trust.
+func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, bool)) (Method, string) {
 	rule, ok := r.Match(c)
 	if !ok {
 		return Reject, NoEntry(c)
@@ -25,7 +26,7 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, isPeer func() bool) (Me
 		switch {
 		case cert == nil:
 			return Reject, "connection requires a valid client certificate"
-		case rule.ClientCert == VerifyFull && cert.Subject.CommonName != c.User:
+		case rule.ClientCert == VerifyFull && !r.mapped(rule, cert.Subject.CommonName, c.User):
 			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
 		}
 	}
@@ -33,20 +34,31 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, isPeer func() bool) (Me
 	case Trust, MD5, SCRAM, Password:
 		return rule.Method, ""
 	case Peer:
-		if isPeer != nil && isPeer() {
-			return Trust, ""
+		if osUser != nil {
+			if name, ok := osUser(); ok && r.mapped(rule, name, c.User) {
+				return Trust, ""
+			}
 		}
 		return Reject, fmt.Sprintf("Peer authentication failed for user %q", c.User)
 	case Cert:
 		switch {
 		case cert == nil:
 			return Reject, "connection requires a valid client certificate"
-		case cert.Subject.CommonName != c.User:
+		case !r.mapped(rule, cert.Subject.CommonName, c.User):
 			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
 		}
 		return Trust, ""
 	}
 	return Reject, Rejected(c)
+}
+
+// mapped reports whether the system name may log in as user by rule: the
+// same name without a map, else as the map allows.
+func (r *Rules) mapped(rule Rule, system, user string) bool {
+	if rule.Map == "" {
+		return system == user
+	}
+	return r.Idents != nil && r.Idents.Allows(rule.Map, system, user)
 }
 
 // Server is what a server offers its rules: a Unix socket, passwords to
@@ -59,6 +71,7 @@ type Server struct {
 	SecretsHint string
 	CA          bool
 	CAHint      string
+	IdentHint   string // the setting that gives Rules.Idents
 }
 
 // Check refuses rules the server cannot honour, naming the file and line:
@@ -73,6 +86,15 @@ func (r *Rules) Check(s Server) error {
 	}
 	if line := r.FirstCertLine(); line > 0 && !s.CA {
 		return fmt.Errorf("%s:%d checks client certificates (cert, clientcert): %s", r.File, line, s.CAHint)
+	}
+	for _, rule := range r.Rules {
+		switch {
+		case rule.Map == "" || rule.Unsupported:
+		case r.Idents == nil:
+			return fmt.Errorf("%s:%d uses map=%s: %s", r.File, rule.Line, rule.Map, s.IdentHint)
+		case !r.Idents.Has(rule.Map):
+			return fmt.Errorf("%s:%d uses map=%s, which %s does not define", r.File, rule.Line, rule.Map, r.Idents.File)
+		}
 	}
 	return nil
 }

@@ -69,6 +69,11 @@ type Rule struct {
 	// the CA file verifies is required before the method runs, and with
 	// VerifyFull its common name must be the user.
 	ClientCert ClientCert
+	// Map is the line's map option: a user name map of Rules.Idents
+	// decides which system user (peer) or certificate name (cert,
+	// clientcert=verify-full) may be which database user; "": the same
+	// name.
+	Map string
 	// Unsupported marks a local line with a method qprouter cannot run
 	// (peer, ident, ...): Parse keeps it for CheckLocal to judge.
 	Unsupported bool
@@ -93,6 +98,9 @@ type Rules struct {
 	Rules []Rule
 	// Notes are things worth a warning (lines that can never match).
 	Notes []string
+	// Idents are the user name maps the lines' map options name (an
+	// ident file; nil: none).
+	Idents *Idents
 }
 
 // Match returns the first rule that applies to c, or false when none does.

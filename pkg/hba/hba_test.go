@@ -140,7 +140,8 @@ func TestParseErrors(t *testing.T) {
 	for text, want := range map[string]string{
 		"host all all 127.0.0.1/32 peer\n":                               ":1: peer authentication is only supported on local sockets",
 		"host all all 127.0.0.1/32 ident\n":                              ":1: authentication method ident is not supported",
-		"local all all peer map=omicron\n":                               ":1: options are not supported: map=omicron",
+		"local all all peer map=omicron\n":                               "",
+		"local all all peer include_realm=0\n":                           ":1: options are not supported: include_realm=0",
 		"host all all all cert\n":                                        ":1: cert authentication is only supported on hostssl connections",
 		"hostssl all all all cert\n":                                     "",
 		"host all all 127.0.0.1/32 md5 clientcert=verify-ca":             `:1: clientcert can only be configured for "hostssl" rows`,
@@ -148,7 +149,7 @@ func TestParseErrors(t *testing.T) {
 		"hostssl all all all md5 clientcert=maybe\n":                     `:1: invalid value for clientcert: "maybe"`,
 		"hostssl all all all md5 clientcert\n":                           ":1: authentication option not in name=value format: clientcert",
 		"hostssl all all all md5 clientname=DN\n":                        ":1: clientname=DN is not supported",
-		"hostssl all all all md5 clientcert=verify-ca map=x\n":           ":1: options are not supported: map=x",
+		"hostssl all all all md5 clientcert=verify-ca ldapport=x\n":      ":1: options are not supported: ldapport=x",
 		"hostssl all all all md5 clientcert=verify-full clientname=CN\n": "",
 		"hostssl all all all cert clientcert=verify-full\n":              "",
 		"\nhost all all db.example.com trust\n":                          `:2: host name "db.example.com": host names are not supported`,

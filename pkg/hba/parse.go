@@ -238,8 +238,8 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 }
 
 // options reads the name=value fields after the method: clientcert (on
-// hostssl lines, as PostgreSQL) and clientname=CN (the default); any other
-// option is refused.
+// hostssl lines, as PostgreSQL), clientname=CN (the default) and map (peer
+// and cert lines); any other option is refused.
 func (r *Rule) options(fields [][]token) error {
 	var other []string
 	for _, f := range fields {
@@ -263,6 +263,11 @@ func (r *Rule) options(fields [][]token) error {
 					return fmt.Errorf("invalid value for clientcert: %q", val)
 				}
 				r.ClientCert = ClientCert(val)
+			case "map":
+				if r.Method != Peer && r.Method != Cert {
+					return errors.New(`authentication option "map" is only valid for authentication methods ident, peer, gssapi, sspi, and cert`)
+				}
+				r.Map = val
 			case "clientname":
 				if r.Type != HostSSL {
 					return errors.New(`clientname can only be configured for "hostssl" rows`)

@@ -11,15 +11,15 @@ import (
 
 // HBARules is a ServerConfig.Rules that asks current() for the rules in
 // force (a server that rereads its file swaps them) and decides each
-// client by them. isPeer reports whether a Unix-socket client's process
-// runs as the operating-system user of the client's name (the peer
-// method); nil refuses every peer line.
-func HBARules(current func() *hba.Rules, isPeer func(Peer) bool) func(Peer) (AuthMethod, string) {
+// client by them. osUser returns the operating-system user of a
+// Unix-socket client's process (the peer method), false when unknown; nil
+// refuses every peer line.
+func HBARules(current func() *hba.Rules, osUser func(net.Addr) (string, bool)) func(Peer) (AuthMethod, string) {
 	return func(p Peer) (AuthMethod, string) {
 		c := hba.Client{Database: p.Database, User: p.User, Addr: PeerIP(p.Addr), TLS: p.TLS}
-		var peer func() bool
-		if isPeer != nil {
-			peer = func() bool { return isPeer(p) }
+		var peer func() (string, bool)
+		if osUser != nil {
+			peer = func() (string, bool) { return osUser(p.Addr) }
 		}
 		m, why := current().Decide(c, p.ClientCert, peer)
 		switch m {

@@ -41,6 +41,7 @@ type Config struct {
 	AuthQuery          string        `toml:"auth_query"`                  // the lookup, $1 the user name, returning (name, secret); "": DefaultAuthQuery
 	AuthDatabase       string        `toml:"auth_dbname"`                 // database the lookup runs in; "": the client's
 	AuthHBAFile        string        `toml:"auth_hba_file"`               // pg_hba.conf-style rules choosing each client's method ("": by the secret, or trust)
+	AuthIdentFile      string        `toml:"auth_ident_file"`             // pg_ident.conf-style user name maps for the rules' map= options
 	TLSCert            string        `toml:"tls_cert"`                    // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
 	TLSKey             string        `toml:"tls_key"`                     // PEM private key of TLSCert
 	TLSCAFile          string        `toml:"tls_ca_file"`                 // PEM CAs that verify the certificates clients offer (for HBA cert lines); "": none asked for
@@ -107,6 +108,9 @@ func (c *Config) Check() error {
 	}
 	if c.RequireTLS && c.TLSCert == "" {
 		return configError(errors.New("--require-tls needs --tls-cert and --tls-key"))
+	}
+	if c.AuthIdentFile != "" && c.AuthHBAFile == "" {
+		return configError(errors.New("--auth-ident-file needs --auth-hba-file, whose map= options name its maps"))
 	}
 	if c.RequireClientCert && c.TLSCAFile == "" {
 		return configError(errors.New("--require-client-cert needs --tls-ca-file to verify the certificates with"))

@@ -29,6 +29,7 @@ func TestCheck(t *testing.T) {
 		"tls":        func(c *Config) { c.RequireTLS = true },
 		"client-ca":  func(c *Config) { c.TLSCert, c.TLSKey, c.RequireClientCert = "c.pem", "k.pem", true },
 		"sock-group": func(c *Config) { c.UnixSocketGroup = "0" },
+		"ident":      func(c *Config) { c.AuthIdentFile = "pg_ident.conf" },
 		"bad-group": func(c *Config) {
 			c.UnixSocketDir, c.UnixSocketMode, c.UnixSocketGroup = "/tmp", "0777", "no-such-group-qpkit"
 		},

@@ -21,9 +21,15 @@ func loadHBA(c Config) (*hba.Rules, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
+	if c.AuthIdentFile != "" {
+		if rs.Idents, err = hba.LoadIdent(c.AuthIdentFile); err != nil {
+			return nil, configError(err)
+		}
+	}
 	err = rs.Check(hba.Server{UnixSocket: c.UnixSocketDir != "",
 		Secrets: c.AuthFile != "" || c.AuthUser != "", SecretsHint: "give --auth-file or --auth-user to take passwords from",
-		CA: c.TLSCAFile != "", CAHint: "give --tls-ca-file to verify them with"})
+		CA: c.TLSCAFile != "", CAHint: "give --tls-ca-file to verify them with",
+		IdentHint: "give --auth-ident-file with the user name maps"})
 	if err != nil {
 		return nil, configError(err)
 	}
@@ -37,16 +43,20 @@ func (s *Server) rules() func(pgwire.Peer) (pgwire.AuthMethod, string) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.hba
-	}, func(p pgwire.Peer) bool { return peerIs(p.Addr, p.User) })
+	}, peerUser)
 }
 
-// peerIs reports whether the process at the other end of a Unix-socket
-// client runs as the operating-system user called name.
-func peerIs(a net.Addr, name string) bool {
+// peerUser is the operating-system user of the process at the other end
+// of a Unix-socket client; false when the socket did not say or the user
+// id has no name.
+func peerUser(a net.Addr) (string, bool) {
 	pa, ok := a.(*peerAddr)
 	if !ok || !pa.known {
-		return false
+		return "", false
 	}
 	u, err := user.LookupId(strconv.Itoa(pa.uid))
-	return err == nil && u.Username == name
+	if err != nil {
+		return "", false
+	}
+	return u.Username, true
 }

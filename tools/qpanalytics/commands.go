@@ -113,7 +113,7 @@ func (c *serveCmd) Run(e *env) error {
 		rs, err := hba.Load(c.AuthHBAFile)
 		if err == nil {
 			err = rs.Check(hba.Server{Secrets: c.AuthFile != "", SecretsHint: "give --auth-file to take passwords from",
-				CAHint: "qpanalytics does not verify client certificates"})
+				CAHint: "qpanalytics does not verify client certificates", IdentHint: "qpanalytics has no user name maps"})
 		}
 		if err != nil {
 			return &usageError{err}

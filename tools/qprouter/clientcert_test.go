@@ -59,10 +59,12 @@ func issue(t *testing.T, dir, name, cn string, isCA bool, ca *x509.Certificate, 
 // a password; one naming someone else, none, or one from another CA does
 // not, each with PostgreSQL's words (or a failed TLS handshake). Lines
 // with clientcert=verify-ca want a certificate of the CA whatever its
-// name, with verify-full one naming the user.
+// name, with verify-full one naming the user; a cert line with map= takes
+// the names its ident map gives the certificate's.
 func TestClientCertificates(t *testing.T) {
 	c := pgtest.Shared(t)
-	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user, cc_ca, cc_full", "CREATE ROLE cert_user LOGIN", "CREATE ROLE cc_ca LOGIN", "CREATE ROLE cc_full LOGIN")
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user, cc_ca, cc_full, cc_map", "CREATE ROLE cert_user LOGIN", "CREATE ROLE cc_ca LOGIN",
+		"CREATE ROLE cc_full LOGIN", "CREATE ROLE cc_map LOGIN")
 	dir := t.TempDir()
 	writeCert(t, dir, 1) // the server's
 	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)
@@ -72,9 +74,12 @@ func TestClientCertificates(t *testing.T) {
 	issue(t, dir, "full", "cc_full", false, ca, caKey)
 	rules := filepath.Join(dir, "pg_hba.conf")
 	write(t, rules, "hostssl all cert_user all cert\nhost all postgres all trust\n"+
-		"hostssl all cc_ca all trust clientcert=verify-ca\nhostssl all cc_full all trust clientcert=verify-full\n")
+		"hostssl all cc_ca all trust clientcert=verify-ca\nhostssl all cc_full all trust clientcert=verify-full\n"+
+		"hostssl all cc_map all cert map=certs\n")
+	idents := filepath.Join(dir, "pg_ident.conf")
+	write(t, idents, "certs /^(cert)_user$ cc_map\n")
 	url, stop := startRouter(t, c.URL(), "--pool-mode", "transaction", "--tls-cert", filepath.Join(dir, "cert.pem"),
-		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"), "--auth-hba-file", rules)
+		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"), "--auth-hba-file", rules, "--auth-ident-file", idents)
 	defer stop()
 	cfg, err := pgconn.ParseConfig(url)
 	if err != nil {
@@ -114,6 +119,10 @@ func TestClientCertificates(t *testing.T) {
 	}
 	refused(as("cc_full", certArgs("good")), `certificate authentication failed for user "cc_full"`)
 	refused(as("cc_full", ""), "connection requires a valid client certificate")
+	if err := as("cc_map", certArgs("good")); err != nil {
+		t.Errorf("cert with map=, a certificate the map gives cc_map: %v", err)
+	}
+	refused(as("cc_map", certArgs("full")), `certificate authentication failed for user "cc_map"`)
 }
 
 // TestRequireClientCert runs qprouter with --require-client-cert and no

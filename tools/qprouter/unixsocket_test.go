@@ -20,8 +20,9 @@ import (
 // and pgx reach it through DIR/.s.PGSQL.<port>, host-based rules see those
 // clients as local (a local reject line refuses them while TCP clients get
 // in; a peer line lets in the database user named as this process's
-// operating-system user, and no other), and the socket file goes away when
-// qprouter stops.
+// operating-system user, and no other, and a peer line with map= the
+// database users its ident map gives that user), and the socket file goes
+// away when qprouter stops.
 func TestUnixSocket(t *testing.T) {
 	c := pgtest.Shared(t)
 	me, err := user.Current()
@@ -42,6 +43,7 @@ func TestUnixSocket(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS peer_mapped", "CREATE ROLE peer_mapped LOGIN")
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
 			bg := context.Background()
@@ -51,8 +53,10 @@ func TestUnixSocket(t *testing.T) {
 				t.Fatal(err)
 			}
 			rules := filepath.Join(dir, "pg_hba.conf")
-			write(t, rules, "local all postgres trust\nlocal all nobody reject\nlocal all all peer\nhost all all 127.0.0.1/32 trust\n")
-			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--unix-socket-dir", sock, "--unix-socket-mode", "0700", "--auth-hba-file", rules)
+			write(t, rules, "local all postgres trust\nlocal all nobody reject\nlocal all peer_mapped,peer_unmapped peer map=ops\nlocal all all peer\nhost all all 127.0.0.1/32 trust\n")
+			idents := filepath.Join(dir, "pg_ident.conf")
+			write(t, idents, "ops "+me.Username+" peer_mapped\n")
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--unix-socket-dir", sock, "--unix-socket-mode", "0700", "--auth-hba-file", rules, "--auth-ident-file", idents)
 			stopped := false
 			defer func() {
 				if !stopped {
@@ -105,6 +109,17 @@ func TestUnixSocket(t *testing.T) {
 			_, err = pgx.Connect(bg, fmt.Sprintf("host=%s port=%s user=peer_someone_else dbname=postgres", sock, port))
 			if !errors.As(err, &pe) || pe.Code != "28000" || pe.Message != `Peer authentication failed for user "peer_someone_else"` {
 				t.Errorf("peer as another user: %v", err)
+			}
+			// peer with map=: the ident map lets this process's user be peer_mapped only.
+			cn, err = pgx.Connect(bg, fmt.Sprintf("host=%s port=%s user=peer_mapped dbname=postgres", sock, port))
+			if err != nil {
+				t.Errorf("peer as peer_mapped through the map: %v", err)
+			} else {
+				cn.Close(bg)
+			}
+			_, err = pgx.Connect(bg, fmt.Sprintf("host=%s port=%s user=peer_unmapped dbname=postgres", sock, port))
+			if !errors.As(err, &pe) || pe.Code != "28000" || pe.Message != `Peer authentication failed for user "peer_unmapped"` {
+				t.Errorf("peer as a user the map does not give: %v", err)
 			}
 
 			stop()

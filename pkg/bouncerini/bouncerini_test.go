@@ -34,6 +34,7 @@ func TestBouncerDebian(t *testing.T) {
 		"reset_query":         "DISCARD ALL",
 		"auth_file":           "/etc/pgbouncer/userlist.txt",
 		"unix_socket_dir":     "/var/run/postgresql",
+		"auth_type":           "scram-sha-256",
 	}
 	if !maps.Equal(s.Values, want) {
 		t.Errorf("values:\n got %v\nwant %v", s.Values, want)
@@ -224,7 +225,8 @@ func TestBouncerConnString(t *testing.T) {
 // auth_file beside them.
 func TestBouncerAuthQuery(t *testing.T) {
 	s := load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = scram-sha-256\nauth_user = pgbouncer\nauth_query = SELECT usename, passwd FROM pgbouncer.get_auth($1)\nauth_dbname = authdb\n")
-	for k, v := range map[string]string{"auth_user": "pgbouncer", "auth_query": "SELECT usename, passwd FROM pgbouncer.get_auth($1)", "auth_dbname": "authdb"} {
+	for k, v := range map[string]string{"auth_user": "pgbouncer", "auth_query": "SELECT usename, passwd FROM pgbouncer.get_auth($1)", "auth_dbname": "authdb",
+		"auth_type": "scram-sha-256"} {
 		if s.Values[k] != v {
 			t.Errorf("%s = %q, want %q (errors %v)", k, s.Values[k], v, s.Errors)
 		}
@@ -271,6 +273,17 @@ func TestBouncerPools(t *testing.T) {
 		s := load(t, text)
 		if len(s.PoolErrors) != 1 || !strings.Contains(s.PoolErrors[0].Error(), msg) {
 			t.Errorf("%q: %v, want %q", text, s.PoolErrors, msg)
+		}
+	}
+}
+
+// auth_type md5 is qprouter's default (the method by the secret);
+// scram-sha-256 and plain carry over.
+func TestBouncerAuthType(t *testing.T) {
+	for typ, want := range map[string]string{"md5": "", "scram-sha-256": "scram-sha-256", "plain": "plain", "Plain": "plain"} {
+		s := load(t, "[databases]\n* = host=db1\n[pgbouncer]\nauth_type = "+typ+"\nauth_file = users.txt\n")
+		if s.Values["auth_type"] != want || len(s.Errors) > 0 || strings.Contains(notes(s, slog.LevelWarn), "auth_type") {
+			t.Errorf("auth_type = %s: %q, want %q; errors %v, warnings %s", typ, s.Values["auth_type"], want, s.Errors, notes(s, slog.LevelWarn))
 		}
 	}
 }

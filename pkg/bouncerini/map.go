@@ -381,8 +381,8 @@ func (m *mapper) auth(get func(string) (string, bool)) {
 		} else if query != "" || dbname != "" {
 			m.warn("auth_query/auth_dbname without auth_user ignored: PgBouncer also needs auth_user to run the query")
 		}
-		if t == "plain" {
-			m.warn("auth_type = plain: clients authenticate with SCRAM-SHA-256 (md5 for md5 secrets), never with a cleartext password")
+		if t == "plain" || t == "scram-sha-256" {
+			m.set("auth_type", t)
 		}
 	case "any", "cert", "ldap", "pam":
 		m.refuse("auth_file", "auth_type = %s is not supported by qprouter: use md5 or scram-sha-256 with auth_file (or give --auth-file)", typ)

@@ -41,6 +41,7 @@ type Config struct {
 	AuthQuery          string        `toml:"auth_query"`                  // the lookup, $1 the user name, returning (name, secret); "": DefaultAuthQuery
 	AuthDatabase       string        `toml:"auth_dbname"`                 // database the lookup runs in; "": the client's
 	AuthHBAFile        string        `toml:"auth_hba_file"`               // pg_hba.conf-style rules choosing each client's method ("": by the secret, or trust)
+	AuthType           string        `toml:"auth_type"`                   // without rules: "md5" (by the secret), "scram-sha-256" (SCRAM only) or "plain" (cleartext)
 	AuthIdentFile      string        `toml:"auth_ident_file"`             // pg_ident.conf-style user name maps for the rules' map= options
 	TLSCert            string        `toml:"tls_cert"`                    // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
 	TLSKey             string        `toml:"tls_key"`                     // PEM private key of TLSCert
@@ -108,6 +109,18 @@ func (c *Config) Check() error {
 	}
 	if c.RequireTLS && c.TLSCert == "" {
 		return configError(errors.New("--require-tls needs --tls-cert and --tls-key"))
+	}
+	switch c.AuthType {
+	case "", "md5":
+	case "scram-sha-256", "plain":
+		if c.AuthHBAFile != "" {
+			return configError(fmt.Errorf("--auth-type %s and --auth-hba-file: the rules choose the methods; give one", c.AuthType))
+		}
+		if c.AuthFile == "" && c.AuthUser == "" {
+			return configError(fmt.Errorf("--auth-type %s needs --auth-file or --auth-user to take passwords from", c.AuthType))
+		}
+	default:
+		return configError(fmt.Errorf("--auth-type %q: want md5, scram-sha-256 or plain", c.AuthType))
 	}
 	if c.AuthIdentFile != "" && c.AuthHBAFile == "" {
 		return configError(errors.New("--auth-ident-file needs --auth-hba-file, whose map= options name its maps"))

@@ -30,6 +30,9 @@ func TestCheck(t *testing.T) {
 		"client-ca":  func(c *Config) { c.TLSCert, c.TLSKey, c.RequireClientCert = "c.pem", "k.pem", true },
 		"sock-group": func(c *Config) { c.UnixSocketGroup = "0" },
 		"ident":      func(c *Config) { c.AuthIdentFile = "pg_ident.conf" },
+		"auth-type":  func(c *Config) { c.AuthType = "scram-sha-256" }, // without secrets
+		"auth-hba":   func(c *Config) { c.AuthType, c.AuthFile, c.AuthHBAFile = "plain", "users.txt", "hba.conf" },
+		"auth-bad":   func(c *Config) { c.AuthType = "cert" },
 		"bad-group": func(c *Config) {
 			c.UnixSocketDir, c.UnixSocketMode, c.UnixSocketGroup = "/tmp", "0777", "no-such-group-qpkit"
 		},

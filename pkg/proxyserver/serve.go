@@ -111,8 +111,17 @@ func New(opts Options) (*Server, error) {
 		return nil, configError(err)
 	}
 	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS || c.RequireClientCert}
-	if s.hba != nil {
+	switch {
+	case s.hba != nil:
 		auth.Rules = s.rules()
+	case c.AuthType == "scram-sha-256" || c.AuthType == "plain":
+		// Every client the same method, whatever its secret (Check made
+		// sure there are secrets), as PgBouncer's auth_type.
+		m := pgwire.AuthSCRAM
+		if c.AuthType == "plain" {
+			m = pgwire.AuthPassword
+		}
+		auth.Rules = func(pgwire.Peer) (pgwire.AuthMethod, string) { return m, "" }
 	}
 	if c.TLSCert != "" {
 		if s.cert, err = pgwire.LoadCertificate(c.TLSCert, c.TLSKey); err != nil {
@@ -325,6 +334,7 @@ func (s *Server) reload() error {
 	}
 	nc.Listen, nc.ServerURL, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.PoolMode, old.Admin
 	nc.UnixSocketDir, nc.UnixSocketMode, nc.UnixSocketGroup = old.UnixSocketDir, old.UnixSocketMode, old.UnixSocketGroup
+	nc.AuthType = old.AuthType // the methods are set up at start
 	s.cfg, s.users, s.hba = nc, nu, nh
 	return nil
 }

@@ -145,3 +145,47 @@ func firstAuth(t *testing.T, addr, user, db string) string {
 	}
 	return fmt.Sprintf("%T", m)
 }
+
+// TestAuthType runs qprouter with --auth-type as PgBouncer's auth_type:
+// scram-sha-256 asks every client for SCRAM, so a user whose secret is an
+// md5 hash cannot log in; plain asks for the password in clear and checks
+// it against any secret.
+func TestAuthType(t *testing.T) {
+	c := pgtest.Shared(t)
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS at_plain, at_md5", "CREATE ROLE at_plain LOGIN", "CREATE ROLE at_md5 LOGIN")
+	users := filepath.Join(t.TempDir(), "users.txt")
+	write(t, users, `"at_plain" "plain pw"`+"\n"+`"at_md5" "`+pgwire.MD5Secret("at_md5", "md5 pw")+`"`+"\n")
+	for _, tc := range []struct {
+		authType, first string
+		md5OK           bool
+	}{
+		{"md5", "*pgproto3.AuthenticationSASL", true}, // the default: by the secret
+		{"scram-sha-256", "*pgproto3.AuthenticationSASL", false},
+		{"plain", "*pgproto3.AuthenticationCleartextPassword", true},
+	} {
+		for _, mode := range []string{"session", "transaction"} {
+			t.Run(tc.authType+"/"+mode, func(t *testing.T) {
+				url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--auth-file", users, "--auth-type", tc.authType)
+				defer stop()
+				addr := strings.TrimSuffix(strings.SplitN(url, "@", 2)[1], "/postgres?sslmode=disable")
+				if got := firstAuth(t, addr, "at_plain", "postgres"); got != tc.first {
+					t.Errorf("first answer %s, want %s", got, tc.first)
+				}
+				try := func(user, password string) error {
+					return loginAs(fmt.Sprintf("postgres://%s:%s@%s/postgres?sslmode=disable", user, strings.ReplaceAll(password, " ", "%20"), addr), user)
+				}
+				if err := try("at_plain", "plain pw"); err != nil {
+					t.Errorf("at_plain: %v", err)
+				}
+				err := try("at_md5", "md5 pw")
+				if tc.md5OK && err != nil {
+					t.Errorf("at_md5: %v", err)
+				}
+				var pe *pgconn.PgError
+				if !tc.md5OK && (!errors.As(err, &pe) || pe.Code != "28P01") {
+					t.Errorf("at_md5 under SCRAM only: %v, want 28P01", err)
+				}
+			})
+		}
+	}
+}

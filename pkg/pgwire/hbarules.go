@@ -16,7 +16,7 @@ import (
 // refuses every peer line.
 func HBARules(current func() *hba.Rules, osUser func(net.Addr) (string, bool)) func(Peer) (AuthMethod, string) {
 	return func(p Peer) (AuthMethod, string) {
-		c := hba.Client{Database: p.Database, User: p.User, Addr: PeerIP(p.Addr), TLS: p.TLS}
+		c := hba.Client{Database: p.Database, User: p.User, Addr: peerIP(p.Addr), TLS: p.TLS}
 		var peer func() (string, bool)
 		if osUser != nil {
 			peer = func() (string, bool) { return osUser(p.Addr) }
@@ -36,9 +36,9 @@ func HBARules(current func() *hba.Rules, osUser func(net.Addr) (string, bool)) f
 	}
 }
 
-// PeerIP is a client's IP address; invalid (a local client to host-based
+// peerIP is a client's IP address; invalid (a local client to host-based
 // rules) for an address that is not TCP.
-func PeerIP(a net.Addr) netip.Addr {
+func peerIP(a net.Addr) netip.Addr {
 	if t, ok := a.(*net.TCPAddr); ok {
 		ip, _ := netip.AddrFromSlice(t.IP)
 		return ip.Unmap()

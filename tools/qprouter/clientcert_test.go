@@ -54,6 +54,28 @@ func issue(t *testing.T, dir, name, cn string, isCA bool, ca *x509.Certificate, 
 	return cert, key
 }
 
+// certRouter starts qprouter in transaction mode with dir's server
+// certificate (cert.pem, key.pem) and CA (ca.pem) and extra flags, and
+// returns its port.
+func certRouter(t *testing.T, serverURL, dir string, extra ...string) (int, func()) {
+	t.Helper()
+	args := append([]string{"--pool-mode", "transaction", "--tls-cert", filepath.Join(dir, "cert.pem"),
+		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem")}, extra...)
+	url, stop := startRouter(t, serverURL, args...)
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	return int(cfg.Port), stop
+}
+
+// certArgs are the connection parameters that present dir's name.pem and
+// name.key.
+func certArgs(dir, name string) string {
+	return fmt.Sprintf("sslcert=%s sslkey=%s", filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"))
+}
+
 // TestClientCertificates runs qprouter with --tls-ca-file and an HBA cert
 // line: a client certificate from that CA naming the user logs in without
 // a password; one naming someone else, none, or one from another CA does
@@ -78,20 +100,13 @@ func TestClientCertificates(t *testing.T) {
 		"hostssl all cc_map all cert map=certs\n")
 	idents := filepath.Join(dir, "pg_ident.conf")
 	write(t, idents, "certs /^(cert)_user$ cc_map\n")
-	url, stop := startRouter(t, c.URL(), "--pool-mode", "transaction", "--tls-cert", filepath.Join(dir, "cert.pem"),
-		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"), "--auth-hba-file", rules, "--auth-ident-file", idents)
+	port, stop := certRouter(t, c.URL(), dir, "--auth-hba-file", rules, "--auth-ident-file", idents)
 	defer stop()
-	cfg, err := pgconn.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	try := func(extra string) error {
-		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=cert_user dbname=postgres sslmode=require %s", cfg.Port, extra), "cert_user")
+		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=cert_user dbname=postgres sslmode=require %s", port, extra), "cert_user")
 	}
-	certArgs := func(name string) string {
-		return fmt.Sprintf("sslcert=%s sslkey=%s", filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"))
-	}
-	if err := try(certArgs("good")); err != nil {
+	withCert := func(name string) string { return certArgs(dir, name) }
+	if err := try(withCert("good")); err != nil {
 		t.Errorf("the CA's certificate for cert_user: %v", err)
 	}
 	refused := func(err error, message string) {
@@ -101,28 +116,28 @@ func TestClientCertificates(t *testing.T) {
 			t.Errorf("got %v, want 28000 %q", err, message)
 		}
 	}
-	refused(try(certArgs("other")), `certificate authentication failed for user "cert_user"`)
+	refused(try(withCert("other")), `certificate authentication failed for user "cert_user"`)
 	refused(try(""), "connection requires a valid client certificate")
-	if err := try(certArgs("stranger")); err == nil {
+	if err := try(withCert("stranger")); err == nil {
 		t.Error("a certificate no configured CA signed: logged in")
 	}
 
 	as := func(user, extra string) error {
-		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=postgres sslmode=require %s", cfg.Port, user, extra), user)
+		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=postgres sslmode=require %s", port, user, extra), user)
 	}
-	if err := as("cc_ca", certArgs("good")); err != nil {
+	if err := as("cc_ca", withCert("good")); err != nil {
 		t.Errorf("clientcert=verify-ca, the CA's certificate for another name: %v", err)
 	}
 	refused(as("cc_ca", ""), "connection requires a valid client certificate")
-	if err := as("cc_full", certArgs("full")); err != nil {
+	if err := as("cc_full", withCert("full")); err != nil {
 		t.Errorf("clientcert=verify-full, the CA's certificate for the user: %v", err)
 	}
-	refused(as("cc_full", certArgs("good")), `certificate authentication failed for user "cc_full"`)
+	refused(as("cc_full", withCert("good")), `certificate authentication failed for user "cc_full"`)
 	refused(as("cc_full", ""), "connection requires a valid client certificate")
-	if err := as("cc_map", certArgs("good")); err != nil {
+	if err := as("cc_map", withCert("good")); err != nil {
 		t.Errorf("cert with map=, a certificate the map gives cc_map: %v", err)
 	}
-	refused(as("cc_map", certArgs("full")), `certificate authentication failed for user "cc_map"`)
+	refused(as("cc_map", withCert("full")), `certificate authentication failed for user "cc_map"`)
 }
 
 // TestRequireClientCert runs qprouter with --require-client-cert and no
@@ -135,26 +150,19 @@ func TestRequireClientCert(t *testing.T) {
 	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)
 	issue(t, dir, "good", "someone_else", false, ca, caKey)
 	issue(t, dir, "stranger", "postgres", false, nil, nil)
-	url, stop := startRouter(t, c.URL(), "--pool-mode", "transaction", "--tls-cert", filepath.Join(dir, "cert.pem"),
-		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"), "--require-client-cert")
+	port, stop := certRouter(t, c.URL(), dir, "--require-client-cert")
 	defer stop()
-	cfg, err := pgconn.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
 	try := func(extra string) error {
-		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres %s", cfg.Port, extra), "postgres")
+		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres %s", port, extra), "postgres")
 	}
-	certArgs := func(name string) string {
-		return fmt.Sprintf("sslmode=require sslcert=%s sslkey=%s", filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"))
-	}
-	if err := try(certArgs("good")); err != nil {
+	withCert := func(name string) string { return "sslmode=require " + certArgs(dir, name) }
+	if err := try(withCert("good")); err != nil {
 		t.Errorf("a certificate the CA signed: %v", err)
 	}
 	if err := try("sslmode=require"); err == nil {
 		t.Error("TLS without a certificate: logged in")
 	}
-	if err := try(certArgs("stranger")); err == nil {
+	if err := try(withCert("stranger")); err == nil {
 		t.Error("a certificate no configured CA signed: logged in")
 	}
 	var pe *pgconn.PgError

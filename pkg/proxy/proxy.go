@@ -102,7 +102,11 @@ type Options struct {
 	CacheUnnamed bool
 	// CancelTimeout bounds delivering a cancel request (default 5s).
 	CancelTimeout time.Duration
-	Log           *slog.Logger
+	// ClientIdleTimeout, when set, returns how long a client may send
+	// nothing while idle (no transaction open) before its connection is
+	// closed (0: never), asked about once a second.
+	ClientIdleTimeout func() time.Duration
+	Log               *slog.Logger
 	// OnQuery is called once per completed statement, on the session's
 	// goroutine (or the event loop's thread, see Loop), after the client has been sent the ReadyForQuery that
 	// follows it and, in transaction mode, the server went back to the
@@ -206,6 +210,9 @@ func New(opts Options) (*Proxy, error) {
 		sessions: make(map[*session]struct{}), byKey: make(map[string]*session), resumed: make(chan struct{})}
 	if p.router == nil {
 		p.router = opts.Pools
+	}
+	if opts.ClientIdleTimeout != nil {
+		go p.idleJanitor()
 	}
 	return p, nil
 }

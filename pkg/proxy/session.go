@@ -13,6 +13,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -119,7 +120,8 @@ type session struct {
 	user   string
 	addr   string
 	since  time.Time
-	rename bool // transaction mode
+	msgs   atomic.Uint64 // messages read from the client, for the idle janitor
+	rename bool          // transaction mode
 	pool   *pool.Pool
 
 	cmu sync.Mutex // held while a cancel is being delivered
@@ -390,6 +392,7 @@ func (s *session) run(welcomed, handed bool, back error) {
 			}
 		} else {
 			typ, body, err := s.fr.Next()
+			s.msgs.Add(1)
 			if err != nil {
 				var oe *pgwire.OversizeError
 				var fe *pgwire.FrameError

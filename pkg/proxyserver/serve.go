@@ -143,6 +143,7 @@ func New(opts Options) (*Server, error) {
 		Mode:              c.mode(),
 		ModeFor:           c.modeFor, // the modes at start: a reload keeps them
 		ClientCaps:        s.clientCaps,
+		ClientIdleTimeout: func() time.Duration { c, _ := s.get(); return c.ClientIdleTimeout },
 		Pools:             &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
 		Auth:              auth,
 		MaxClients:        c.MaxClients,

@@ -77,6 +77,7 @@ type settings struct {
 	TCPDeferAccept     bool          `name:"tcp-defer-accept" help:"Have the kernel hand a client over only once its first bytes (the startup packet) came, saving a wake-up per connection (Linux TCP_DEFER_ACCEPT, on by default as in PgBouncer)." default:"true" negatable:"" env:"QPROUTER_TCP_DEFER_ACCEPT"`
 	Admin              string        `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
 	Pprof              bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
+	ClientIdleTimeout  time.Duration `help:"Close a client that sent nothing for this long while no transaction of its is open (0: never), as PgBouncer's client_idle_timeout." default:"0s" env:"QPROUTER_CLIENT_IDLE_TIMEOUT"`
 	ShutdownTimeout    time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
 	LogLevel           string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
 	// Pools come from the --config file's [pools."database/user"] tables

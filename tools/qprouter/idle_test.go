@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// TestClientIdleTimeout runs qprouter with --client-idle-timeout 400ms in
+// both modes: a client silent for over a second with no transaction open
+// is closed; one that keeps sending, and one silent inside a transaction,
+// are not.
+func TestClientIdleTimeout(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			bg := context.Background()
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--client-idle-timeout", "400ms")
+			defer stop()
+			conns := make([]*pgx.Conn, 3)
+			for i := range conns {
+				cn, err := pgx.Connect(bg, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cn.Close(bg)
+				conns[i] = cn
+			}
+			silent, busy, inTx := conns[0], conns[1], conns[2]
+			if _, err := silent.Exec(bg, "SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := inTx.Exec(bg, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 12 {
+					if _, err := busy.Exec(bg, "SELECT 1"); err != nil {
+						t.Errorf("a client sending every 100 ms, query %d: %v", i, err)
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}()
+			time.Sleep(1200 * time.Millisecond)
+			wg.Wait()
+			if _, err := silent.Exec(bg, "SELECT 1"); err == nil {
+				t.Error("a client silent for 1.2 s with no transaction open: still served")
+			}
+			if _, err := inTx.Exec(bg, "SELECT 1"); err != nil {
+				t.Errorf("a client silent inside a transaction: %v", err)
+			}
+			if _, err := inTx.Exec(bg, "COMMIT"); err != nil {
+				t.Errorf("COMMIT: %v", err)
+			}
+		})
+	}
+}

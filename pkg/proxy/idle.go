@@ -1,18 +1,19 @@
-// Closing idle clients (PgBouncer's client_idle_timeout).
+// Closing idle clients (PgBouncer's client_idle_timeout and idle_transaction_timeout).
 
 package proxy
 
 import "time"
 
-// idleCheck is how often the janitor looks, for a timeout d: a quarter of
-// it, within [50 ms, 1 s].
+// idleCheck is how often the janitor looks, for the shorter timeout d: a
+// quarter of it, within [50 ms, 1 s].
 func idleCheck(d time.Duration) time.Duration {
 	return min(max(d/4, 50*time.Millisecond), time.Second)
 }
 
 // idleJanitor closes the clients that sent nothing for
-// Options.ClientIdleTimeout while idle (no transaction open, nothing
-// queued, not waiting for a server), until the proxy drains. It keeps,
+// Options.ClientIdleTimeout with no transaction open, or for
+// Options.IdleTransactionTimeout inside one, in both cases with nothing
+// queued and not waiting for a server, until the proxy drains. It keeps,
 // per session, the message count it last saw and since when it has not
 // moved: the sessions only count their messages.
 func (p *Proxy) idleJanitor() {
@@ -20,18 +21,25 @@ func (p *Proxy) idleJanitor() {
 		msgs  uint64
 		since time.Time
 	}
+	timeout := func(f func() time.Duration) time.Duration {
+		if f == nil {
+			return 0
+		}
+		return max(f(), 0)
+	}
 	marks := make(map[*session]mark)
 	for !p.draining.Load() {
-		d := time.Duration(0)
-		if p.opts.ClientIdleTimeout != nil {
-			d = p.opts.ClientIdleTimeout()
-		}
-		if d <= 0 {
+		idle, inTx := timeout(p.opts.ClientIdleTimeout), timeout(p.opts.IdleTransactionTimeout)
+		if idle == 0 && inTx == 0 {
 			clear(marks)
 			time.Sleep(time.Second)
 			continue
 		}
-		time.Sleep(idleCheck(d))
+		shortest := idle
+		if shortest == 0 || (inTx > 0 && inTx < shortest) {
+			shortest = inTx
+		}
+		time.Sleep(idleCheck(shortest))
 		now := time.Now()
 		p.mu.Lock()
 		ss := make([]*session, 0, len(p.sessions))
@@ -47,25 +55,34 @@ func (p *Proxy) idleJanitor() {
 				m = mark{n, now}
 			}
 			next[s] = m
-			if now.Sub(m.since) >= d && s.closeIfIdle() {
-				p.log.Debug("proxy: closing an idle client", "addr", s.addr, "user", s.user, "database", s.db, "idle", now.Sub(m.since))
+			if why := s.closeIfIdle(now.Sub(m.since), idle, inTx); why != "" {
+				p.log.Debug("proxy: closing an idle client", "addr", s.addr, "user", s.user, "database", s.db, "timeout", why)
 			}
 		}
 		marks = next
 	}
 }
 
-// closeIfIdle closes the client's connection when it has nothing under
-// way, as drain does, and reports whether it did.
-func (s *session) closeIfIdle() bool {
+// closeIfIdle closes the client's connection when it has waited for
+// nothing but itself for quiet, at least idle outside a transaction or
+// inTx inside one (0: no limit), and names the limit it went over.
+func (s *session) closeIfIdle(quiet, idle, inTx time.Duration) string {
 	s.mu.Lock()
-	idle := len(s.queue) == 0 && s.txStatus == 'I' && !s.waiting && !s.ending
-	if idle {
+	why := ""
+	if len(s.queue) == 0 && !s.waiting && !s.ending {
+		switch {
+		case s.txStatus == 'I' && idle > 0 && quiet >= idle:
+			why = "client_idle_timeout"
+		case s.txStatus != 'I' && inTx > 0 && quiet >= inTx:
+			why = "idle_transaction_timeout"
+		}
+	}
+	if why != "" {
 		s.ending = true
 	}
 	s.mu.Unlock()
-	if idle {
+	if why != "" {
 		s.client.Conn.Close()
 	}
-	return idle
+	return why
 }

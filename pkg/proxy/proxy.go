@@ -106,7 +106,11 @@ type Options struct {
 	// nothing while idle (no transaction open) before its connection is
 	// closed (0: never), asked about once a second.
 	ClientIdleTimeout func() time.Duration
-	Log               *slog.Logger
+	// IdleTransactionTimeout, when set, is the same for a client inside a
+	// transaction: its connection is closed and the server's discarded,
+	// which rolls the transaction back.
+	IdleTransactionTimeout func() time.Duration
+	Log                    *slog.Logger
 	// OnQuery is called once per completed statement, on the session's
 	// goroutine (or the event loop's thread, see Loop), after the client has been sent the ReadyForQuery that
 	// follows it and, in transaction mode, the server went back to the
@@ -211,7 +215,7 @@ func New(opts Options) (*Proxy, error) {
 	if p.router == nil {
 		p.router = opts.Pools
 	}
-	if opts.ClientIdleTimeout != nil {
+	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil {
 		go p.idleJanitor()
 	}
 	return p, nil

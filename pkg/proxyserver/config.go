@@ -56,6 +56,7 @@ type Config struct {
 	Admin              string        `toml:"admin"`                       // admin HTTP API and /metrics address ("": off)
 	Pprof              bool          `toml:"pprof"`                       // Go's runtime profiles under /debug/pprof/ on the admin address
 	ClientIdleTimeout  time.Duration `toml:"client_idle_timeout"`         // close a client idle (no transaction) this long (0: never)
+	IdleTxTimeout      time.Duration `toml:"idle_transaction_timeout"`    // close a client idle inside a transaction this long (0: never)
 	ShutdownTimeout    time.Duration `toml:"shutdown_timeout"`            // drain time once the context ends
 	LogLevel           string        `toml:"log_level"`                   // debug, info, warn or error
 	// Pools override the pool settings above for some databases and
@@ -87,8 +88,8 @@ func (c *Config) Check() error {
 	if c.MinIdle < 0 || c.MinIdle > c.PoolSize {
 		return configError(fmt.Errorf("--min-idle %d: want 0 to --pool-size", c.MinIdle))
 	}
-	if c.ClientIdleTimeout < 0 {
-		return configError(fmt.Errorf("--client-idle-timeout %s: want 0 (never) or more", c.ClientIdleTimeout))
+	if c.ClientIdleTimeout < 0 || c.IdleTxTimeout < 0 {
+		return configError(fmt.Errorf("--client-idle-timeout %s, --idle-transaction-timeout %s: want 0 (never) or more", c.ClientIdleTimeout, c.IdleTxTimeout))
 	}
 	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 || c.ReservePoolTimeout <= 0 {
 		return configError(errors.New("timeouts must be positive"))

@@ -140,17 +140,18 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	popts := proxy.Options{
-		Mode:              c.mode(),
-		ModeFor:           c.modeFor, // the modes at start: a reload keeps them
-		ClientCaps:        s.clientCaps,
-		ClientIdleTimeout: func() time.Duration { c, _ := s.get(); return c.ClientIdleTimeout },
-		Pools:             &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
-		Auth:              auth,
-		MaxClients:        c.MaxClients,
-		PreparedPerServer: c.PreparedPerServer,
-		CacheUnnamed:      c.CacheUnnamed,
-		Log:               s.log,
-		Reload:            s.reload,
+		Mode:                   c.mode(),
+		ModeFor:                c.modeFor, // the modes at start: a reload keeps them
+		ClientCaps:             s.clientCaps,
+		ClientIdleTimeout:      func() time.Duration { c, _ := s.get(); return c.ClientIdleTimeout },
+		IdleTransactionTimeout: func() time.Duration { c, _ := s.get(); return c.IdleTxTimeout },
+		Pools:                  &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
+		Auth:                   auth,
+		MaxClients:             c.MaxClients,
+		PreparedPerServer:      c.PreparedPerServer,
+		CacheUnnamed:           c.CacheUnnamed,
+		Log:                    s.log,
+		Reload:                 s.reload,
 	}
 	if c.EventLoop && c.anyTransaction() {
 		// One loop: two in one process (one per processor on the 2-vCPU

@@ -78,6 +78,7 @@ type settings struct {
 	Admin              string        `help:"Address of the admin HTTP API and /metrics (empty: off)." placeholder:"HOST:PORT" env:"QPROUTER_ADMIN"`
 	Pprof              bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
 	ClientIdleTimeout  time.Duration `help:"Close a client that sent nothing for this long while no transaction of its is open (0: never), as PgBouncer's client_idle_timeout." default:"0s" env:"QPROUTER_CLIENT_IDLE_TIMEOUT"`
+	IdleTxTimeout      time.Duration `name:"idle-transaction-timeout" help:"Close a client that sent nothing for this long inside a transaction (its server connection is discarded, which rolls the transaction back; 0: never), as PgBouncer's idle_transaction_timeout." default:"0s" env:"QPROUTER_IDLE_TRANSACTION_TIMEOUT"`
 	ShutdownTimeout    time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
 	LogLevel           string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
 	// Pools come from the --config file's [pools."database/user"] tables

@@ -63,3 +63,58 @@ func TestClientIdleTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleTransactionTimeout runs qprouter with --idle-transaction-timeout
+// 400ms in both modes: a client silent inside a transaction for over a
+// second is closed and its transaction rolled back; one silent outside a
+// transaction, and one waiting inside a transaction for a long query, are
+// not.
+func TestIdleTransactionTimeout(t *testing.T) {
+	c := pgtest.Shared(t)
+	serverExec(t, c.URL(), "DROP TABLE IF EXISTS idle_tx", "CREATE TABLE idle_tx (n int)")
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			bg := context.Background()
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--idle-transaction-timeout", "400ms")
+			defer stop()
+			conns := make([]*pgx.Conn, 3)
+			for i := range conns {
+				cn, err := pgx.Connect(bg, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cn.Close(bg)
+				conns[i] = cn
+			}
+			inTx, outside, working := conns[0], conns[1], conns[2]
+			if _, err := inTx.Exec(bg, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := inTx.Exec(bg, "INSERT INTO idle_tx VALUES (1)"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := outside.Exec(bg, "SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := working.Exec(bg, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := working.Exec(bg, "SELECT pg_sleep(1.2)"); err != nil {
+				t.Errorf("a transaction waiting for its query: %v", err)
+			}
+			if _, err := working.Exec(bg, "COMMIT"); err != nil {
+				t.Errorf("COMMIT after the long query: %v", err)
+			}
+			if _, err := inTx.Exec(bg, "COMMIT"); err == nil {
+				t.Error("a client silent for 1.2 s inside a transaction: its COMMIT went through")
+			}
+			if _, err := outside.Exec(bg, "SELECT 1"); err != nil {
+				t.Errorf("a client silent outside a transaction: %v", err)
+			}
+			var n int
+			if err := outside.QueryRow(bg, "SELECT count(*) FROM idle_tx").Scan(&n); err != nil || n != 0 {
+				t.Errorf("rows of the closed client's transaction: %d %v, want 0 (rolled back)", n, err)
+			}
+		})
+	}
+}

@@ -10,6 +10,24 @@ import (
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
+// idleClients starts qprouter with args and connects n pgx clients to it;
+// both go at the end of the test.
+func idleClients(t *testing.T, serverURL string, n int, args ...string) []*pgx.Conn {
+	t.Helper()
+	url, stop := startRouter(t, serverURL, args...)
+	t.Cleanup(stop)
+	conns := make([]*pgx.Conn, n)
+	for i := range conns {
+		cn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cn.Close(context.Background()) })
+		conns[i] = cn
+	}
+	return conns
+}
+
 // TestClientIdleTimeout runs qprouter with --client-idle-timeout 400ms in
 // both modes: a client silent for over a second with no transaction open
 // is closed; one that keeps sending, and one silent inside a transaction,
@@ -19,17 +37,7 @@ func TestClientIdleTimeout(t *testing.T) {
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
 			bg := context.Background()
-			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--client-idle-timeout", "400ms")
-			defer stop()
-			conns := make([]*pgx.Conn, 3)
-			for i := range conns {
-				cn, err := pgx.Connect(bg, url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cn.Close(bg)
-				conns[i] = cn
-			}
+			conns := idleClients(t, c.URL(), 3, "--pool-mode", mode, "--client-idle-timeout", "400ms")
 			silent, busy, inTx := conns[0], conns[1], conns[2]
 			if _, err := silent.Exec(bg, "SELECT 1"); err != nil {
 				t.Fatal(err)
@@ -75,17 +83,7 @@ func TestIdleTransactionTimeout(t *testing.T) {
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
 			bg := context.Background()
-			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--idle-transaction-timeout", "400ms")
-			defer stop()
-			conns := make([]*pgx.Conn, 3)
-			for i := range conns {
-				cn, err := pgx.Connect(bg, url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cn.Close(bg)
-				conns[i] = cn
-			}
+			conns := idleClients(t, c.URL(), 3, "--pool-mode", mode, "--idle-transaction-timeout", "400ms")
 			inTx, outside, working := conns[0], conns[1], conns[2]
 			if _, err := inTx.Exec(bg, "BEGIN"); err != nil {
 				t.Fatal(err)

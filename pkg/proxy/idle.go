@@ -30,6 +30,7 @@ func (p *Proxy) idleJanitor() {
 	marks := make(map[*session]mark)
 	for !p.draining.Load() {
 		idle, inTx := timeout(p.opts.ClientIdleTimeout), timeout(p.opts.IdleTransactionTimeout)
+		p.idleOn.Store(idle > 0 || inTx > 0)
 		if idle == 0 && inTx == 0 {
 			clear(marks)
 			time.Sleep(time.Second)
@@ -60,6 +61,14 @@ func (p *Proxy) idleJanitor() {
 			}
 		}
 		marks = next
+	}
+}
+
+// counted counts a message read from the client, when an idle timeout is
+// set: without one, the read path pays only a load.
+func (s *session) counted() {
+	if s.p.idleOn.Load() {
+		s.msgs.Add(1)
 	}
 }
 

@@ -309,7 +309,7 @@ func (s *session) onClientReady() {
 func (s *session) serveMessages(n int) bool {
 	for range n {
 		typ, body, err := s.fr.Next()
-		s.msgs.Add(1)
+		s.counted()
 		if err != nil {
 			s.handBack(nil)
 			return false

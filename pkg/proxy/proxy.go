@@ -155,6 +155,7 @@ type Proxy struct {
 	sessions map[*session]struct{}
 	byKey    map[string]*session
 	counts   clientCounts // clients per database and user (ClientCaps)
+	idleOn   atomic.Bool  // an idle timeout is set: sessions count their messages
 	ln       []net.Listener
 	// draining is set under mu (so that Serve and the session start see it
 	// in order with the listeners and sessions) but read without it by

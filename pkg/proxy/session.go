@@ -120,8 +120,7 @@ type session struct {
 	user   string
 	addr   string
 	since  time.Time
-	msgs   atomic.Uint64 // messages read from the client, for the idle janitor
-	rename bool          // transaction mode
+	rename bool // transaction mode
 	pool   *pool.Pool
 
 	cmu sync.Mutex // held while a cancel is being delivered
@@ -189,6 +188,11 @@ type session struct {
 	clientCopying bool
 
 	lp loopState
+
+	// msgs counts the messages read from the client while an idle
+	// timeout is set (Proxy.idleOn), for the janitor; at the end, away
+	// from the fields the relay uses.
+	msgs atomic.Uint64
 }
 
 type portal struct {
@@ -392,7 +396,7 @@ func (s *session) run(welcomed, handed bool, back error) {
 			}
 		} else {
 			typ, body, err := s.fr.Next()
-			s.msgs.Add(1)
+			s.counted()
 			if err != nil {
 				var oe *pgwire.OversizeError
 				var fe *pgwire.FrameError

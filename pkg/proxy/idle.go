@@ -15,7 +15,9 @@ func idleCheck(d time.Duration) time.Duration {
 // Options.IdleTransactionTimeout inside one, in both cases with nothing
 // queued and not waiting for a server, until the proxy drains. It keeps,
 // per session, the message count it last saw and since when it has not
-// moved: the sessions only count their messages.
+// moved nor the session been busy (a query of its under way or waiting
+// for a server): the sessions only count their messages, and a client
+// whose long query just ended has not been idle.
 func (p *Proxy) idleJanitor() {
 	type mark struct {
 		msgs  uint64
@@ -55,8 +57,12 @@ func (p *Proxy) idleJanitor() {
 			if !ok || m.msgs != n {
 				m = mark{n, now}
 			}
+			why, busy := s.closeIfIdle(now.Sub(m.since), idle, inTx)
+			if busy {
+				m.since = now
+			}
 			next[s] = m
-			if why := s.closeIfIdle(now.Sub(m.since), idle, inTx); why != "" {
+			if why != "" {
 				p.log.Debug("proxy: closing an idle client", "addr", s.addr, "user", s.user, "database", s.db, "timeout", why)
 			}
 		}
@@ -74,11 +80,12 @@ func (s *session) counted() {
 
 // closeIfIdle closes the client's connection when it has waited for
 // nothing but itself for quiet, at least idle outside a transaction or
-// inTx inside one (0: no limit), and names the limit it went over.
-func (s *session) closeIfIdle(quiet, idle, inTx time.Duration) string {
+// inTx inside one (0: no limit), and names the limit it went over; busy
+// reports a query under way or a wait for a server.
+func (s *session) closeIfIdle(quiet, idle, inTx time.Duration) (why string, busy bool) {
 	s.mu.Lock()
-	why := ""
-	if len(s.queue) == 0 && !s.waiting && !s.ending {
+	busy = len(s.queue) > 0 || s.waiting
+	if !busy && !s.ending {
 		switch {
 		case s.txStatus == 'I' && idle > 0 && quiet >= idle:
 			why = "client_idle_timeout"
@@ -93,5 +100,5 @@ func (s *session) closeIfIdle(quiet, idle, inTx time.Duration) string {
 	if why != "" {
 		s.client.Conn.Close()
 	}
-	return why
+	return why, busy
 }

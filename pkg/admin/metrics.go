@@ -274,25 +274,13 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 		// once each.
 		if p.Database != "" && !dbs[p.Database] {
 			dbs[p.Database] = true
-			ch <- prometheus.MustNewConstMetric(descDBConns, prometheus.GaugeValue, float64(p.DBConnections), p.Database)
-			if p.MaxDBConnections > 0 {
-				ch <- prometheus.MustNewConstMetric(descDBMax, prometheus.GaugeValue, float64(p.MaxDBConnections), p.Database)
-			}
-			ch <- prometheus.MustNewConstMetric(descDBClients, prometheus.GaugeValue, float64(p.DBClients), p.Database)
-			if p.MaxDBClients > 0 {
-				ch <- prometheus.MustNewConstMetric(descDBMaxClients, prometheus.GaugeValue, float64(p.MaxDBClients), p.Database)
-			}
+			gaugeWithCap(ch, descDBConns, descDBMax, p.DBConnections, p.MaxDBConnections, p.Database)
+			gaugeWithCap(ch, descDBClients, descDBMaxClients, p.DBClients, p.MaxDBClients, p.Database)
 		}
 		if p.User != "" && !users[p.User] {
 			users[p.User] = true
-			ch <- prometheus.MustNewConstMetric(descUserConns, prometheus.GaugeValue, float64(p.UserConnections), p.User)
-			if p.MaxUserConnections > 0 {
-				ch <- prometheus.MustNewConstMetric(descUserMax, prometheus.GaugeValue, float64(p.MaxUserConnections), p.User)
-			}
-			ch <- prometheus.MustNewConstMetric(descUserClients, prometheus.GaugeValue, float64(p.UserClients), p.User)
-			if p.MaxUserClients > 0 {
-				ch <- prometheus.MustNewConstMetric(descUserMaxClients, prometheus.GaugeValue, float64(p.MaxUserClients), p.User)
-			}
+			gaugeWithCap(ch, descUserConns, descUserMax, p.UserConnections, p.MaxUserConnections, p.User)
+			gaugeWithCap(ch, descUserClients, descUserMaxClients, p.UserClients, p.MaxUserClients, p.User)
 		}
 		if seen[p.Name] { // a duplicate would fail the whole scrape
 			continue
@@ -309,5 +297,14 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 			paused = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descPoolPaused, prometheus.GaugeValue, paused, p.Name)
+	}
+}
+
+// gaugeWithCap sends a count labelled label and, when one is set (above
+// 0), its cap.
+func gaugeWithCap(ch chan<- prometheus.Metric, count, capDesc *prometheus.Desc, n, max int, label string) {
+	ch <- prometheus.MustNewConstMetric(count, prometheus.GaugeValue, float64(n), label)
+	if max > 0 {
+		ch <- prometheus.MustNewConstMetric(capDesc, prometheus.GaugeValue, float64(max), label)
 	}
 }

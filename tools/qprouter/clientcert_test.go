@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
@@ -37,16 +36,7 @@ func issue(t *testing.T, dir, name, cn string, isCA bool, ca *x509.Certificate, 
 	if ca != nil {
 		parent, signer = ca, caKey
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(dir, name+".pem"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
-	write(t, filepath.Join(dir, name+".key"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})))
+	der := writeSigned(t, filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key"), tmpl, parent, key, signer)
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,15 @@ func writeCert(t *testing.T, dir string, serial int64) {
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	writeSigned(t, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), tmpl, tmpl, key, key)
+}
+
+// writeSigned signs tmpl (for key) with parent's signer and writes the
+// certificate and key as PEM to certPath and keyPath; it returns the
+// certificate's DER.
+func writeSigned(t *testing.T, certPath, keyPath string, tmpl, parent *x509.Certificate, key, signer *ecdsa.PrivateKey) []byte {
+	t.Helper()
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +48,9 @@ func writeCert(t *testing.T, dir string, serial int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(dir, "cert.pem"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
-	write(t, filepath.Join(dir, "key.pem"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})))
+	write(t, certPath, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	write(t, keyPath, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})))
+	return der
 }
 
 // TestTLSReload: SIGHUP reads the certificate files again, so a renewed

@@ -110,7 +110,12 @@ type Options struct {
 	// transaction: its connection is closed and the server's discarded,
 	// which rolls the transaction back.
 	IdleTransactionTimeout func() time.Duration
-	Log                    *slog.Logger
+	// QueryTimeout, when set, returns how long a query may run on a
+	// server with no message from its client before the client is closed
+	// with an error, the server connection discarded and the query
+	// cancelled (0: never), as PgBouncer's query_timeout.
+	QueryTimeout func() time.Duration
+	Log          *slog.Logger
 	// OnQuery is called once per completed statement, on the session's
 	// goroutine (or the event loop's thread, see Loop), after the client has been sent the ReadyForQuery that
 	// follows it and, in transaction mode, the server went back to the
@@ -216,7 +221,7 @@ func New(opts Options) (*Proxy, error) {
 	if p.router == nil {
 		p.router = opts.Pools
 	}
-	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil {
+	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil || opts.QueryTimeout != nil {
 		go p.idleJanitor()
 	}
 	return p, nil

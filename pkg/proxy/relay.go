@@ -225,10 +225,13 @@ func (s *session) serverFailed(srv *pool.Conn, msg string) {
 	if s.srv == srv {
 		s.srv = nil
 	}
-	told := s.serverFatal
+	told, killed := s.serverFatal, s.killed
 	s.mu.Unlock()
 	srv.Pool().Discard(srv)
-	if !told {
+	switch {
+	case killed != nil: // query_timeout closed the server
+		s.cw.Write(appendErrorResponse(nil, "FATAL", killed.code, killed.msg))
+	case !told:
 		s.cw.Write(appendErrorResponse(nil, "FATAL", "08006", msg))
 	}
 	s.cw.Flush()

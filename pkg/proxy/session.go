@@ -139,6 +139,7 @@ type session struct {
 	txStatus  byte
 	waiting   bool
 	ending    bool
+	killed    *clientError  // a client timeout that ends the session (idle.go)
 	stopClean bool          // the server's answers stopped on a message boundary
 	done      chan struct{} // closed when the current server goroutine ends
 	// reading is set while a server goroutine runs. In transaction mode
@@ -398,6 +399,10 @@ func (s *session) run(welcomed, handed bool, back error) {
 			typ, body, err := s.fr.Next()
 			s.counted()
 			if err != nil {
+				if k := s.killedErr(); k != nil {
+					final = k
+					return
+				}
 				var oe *pgwire.OversizeError
 				var fe *pgwire.FrameError
 				switch {
@@ -1284,6 +1289,8 @@ func (s *session) end(final *clientError) {
 		}
 	}
 	if final != nil {
+		// Last words: a client that reads nothing must not hold the session.
+		s.client.Conn.SetWriteDeadline(time.Now().Add(time.Second))
 		s.cw.Write(appendErrorResponse(nil, "FATAL", final.code, final.msg))
 		s.cw.Flush()
 	}

@@ -145,6 +145,7 @@ func New(opts Options) (*Server, error) {
 		ClientCaps:             s.clientCaps,
 		ClientIdleTimeout:      func() time.Duration { c, _ := s.get(); return c.ClientIdleTimeout },
 		IdleTransactionTimeout: func() time.Duration { c, _ := s.get(); return c.IdleTxTimeout },
+		QueryTimeout:           func() time.Duration { c, _ := s.get(); return c.QueryTimeout },
 		Pools:                  &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
 		Auth:                   auth,
 		MaxClients:             c.MaxClients,

@@ -79,6 +79,7 @@ type settings struct {
 	Pprof              bool          `help:"Also serve Go's runtime profiles (net/http/pprof) under /debug/pprof/ on the admin address." env:"QPROUTER_PPROF"`
 	ClientIdleTimeout  time.Duration `help:"Close a client that sent nothing for this long while no transaction of its is open (0: never), as PgBouncer's client_idle_timeout." default:"0s" env:"QPROUTER_CLIENT_IDLE_TIMEOUT"`
 	IdleTxTimeout      time.Duration `name:"idle-transaction-timeout" help:"Close a client that sent nothing for this long inside a transaction (its server connection is discarded, which rolls the transaction back; 0: never), as PgBouncer's idle_transaction_timeout." default:"0s" env:"QPROUTER_IDLE_TRANSACTION_TIMEOUT"`
+	QueryTimeout       time.Duration `name:"query-timeout" help:"Close a client whose query has run on a server for this long since the client's last message, with an error; its server connection is discarded and the query cancelled (0: never), as PgBouncer's query_timeout. Meant, as there, as a backstop a little above the server's statement_timeout." default:"0s" env:"QPROUTER_QUERY_TIMEOUT"`
 	ShutdownTimeout    time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
 	LogLevel           string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
 	// Pools come from the --config file's [pools."database/user"] tables

@@ -2,13 +2,39 @@ package main
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
+
+// wantClosedWith reads the message qprouter sent cn unasked: a FATAL error
+// with code and text in its message, after which the connection is closed.
+func wantClosedWith(t *testing.T, cn *pgx.Conn, code, text string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	msg, err := cn.PgConn().ReceiveMessage(ctx)
+	var pe *pgconn.PgError
+	if er, ok := msg.(*pgproto3.ErrorResponse); ok {
+		pe = pgconn.ErrorResponseToPgError(er)
+	} else if !errors.As(err, &pe) {
+		t.Errorf("want FATAL %s %q, got %T %v", code, text, msg, err)
+		return
+	}
+	if pe.Severity != "FATAL" || pe.Code != code || !strings.Contains(pe.Message, text) {
+		t.Errorf("got %s %s %q, want FATAL %s and %q", pe.Severity, pe.Code, pe.Message, code, text)
+	}
+	if _, err := cn.Exec(context.Background(), "SELECT 1"); err == nil {
+		t.Error("the connection still serves queries after the FATAL error")
+	}
+}
 
 // idleClients starts qprouter with args and connects n pgx clients to it;
 // both go at the end of the test.
@@ -59,9 +85,7 @@ func TestClientIdleTimeout(t *testing.T) {
 			}()
 			time.Sleep(1200 * time.Millisecond)
 			wg.Wait()
-			if _, err := silent.Exec(bg, "SELECT 1"); err == nil {
-				t.Error("a client silent for 1.2 s with no transaction open: still served")
-			}
+			wantClosedWith(t, silent, "57P05", "client_idle_timeout (400ms without a message)")
 			if _, err := inTx.Exec(bg, "SELECT 1"); err != nil {
 				t.Errorf("a client silent inside a transaction: %v", err)
 			}
@@ -103,15 +127,79 @@ func TestIdleTransactionTimeout(t *testing.T) {
 			if _, err := working.Exec(bg, "COMMIT"); err != nil {
 				t.Errorf("COMMIT after the long query: %v", err)
 			}
-			if _, err := inTx.Exec(bg, "COMMIT"); err == nil {
-				t.Error("a client silent for 1.2 s inside a transaction: its COMMIT went through")
-			}
+			wantClosedWith(t, inTx, "25P03", "idle_transaction_timeout (400ms idle in a transaction)")
 			if _, err := outside.Exec(bg, "SELECT 1"); err != nil {
 				t.Errorf("a client silent outside a transaction: %v", err)
 			}
 			var n int
 			if err := outside.QueryRow(bg, "SELECT count(*) FROM idle_tx").Scan(&n); err != nil || n != 0 {
 				t.Errorf("rows of the closed client's transaction: %d %v, want 0 (rolled back)", n, err)
+			}
+		})
+	}
+}
+
+// TestQueryTimeout runs qprouter with --query-timeout 500ms in both modes:
+// a query that runs longer ends its client with FATAL 57014 and is
+// cancelled on the server (the backend stops sleeping at once, although
+// its socket is gone); short queries, and a client idle inside a
+// transaction, are not touched, and the pool serves new clients after.
+func TestQueryTimeout(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			bg := context.Background()
+			conns := idleClients(t, c.URL(), 3, "--pool-mode", mode, "--pool-size", "3", "--query-timeout", "500ms")
+			slow, quick, inTx := conns[0], conns[1], conns[2]
+			if _, err := inTx.Exec(bg, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 6 {
+					if _, err := quick.Exec(bg, "SELECT pg_sleep(0.2)"); err != nil {
+						t.Errorf("a 0.2 s query, number %d: %v", i, err)
+						return
+					}
+				}
+			}()
+			sleep := "SELECT pg_sleep(30) /* " + mode + " */"
+			_, err := slow.Exec(bg, sleep)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Severity != "FATAL" || pe.Code != "57014" || !strings.Contains(pe.Message, "query_timeout (no answer within 500ms)") {
+				t.Errorf("a 30 s query: %v, want FATAL 57014 query_timeout", err)
+			}
+			wg.Wait()
+			direct, err := pgx.Connect(bg, c.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close(bg)
+			n := -1
+			for range 40 {
+				if err := direct.QueryRow(bg, "SELECT count(*) FROM pg_stat_activity WHERE query = $1 AND state = 'active'", sleep).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if n != 0 {
+				t.Errorf("the timed-out query still runs on the server 2 s later (%d backends)", n)
+			}
+			if _, err := inTx.Exec(bg, "COMMIT"); err != nil {
+				t.Errorf("a client idle in a transaction for over a second: %v", err)
+			}
+			again, err := pgx.ConnectConfig(bg, slow.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close(bg)
+			if _, err := again.Exec(bg, "SELECT 1"); err != nil {
+				t.Errorf("a new client after the timeout: %v", err)
 			}
 		})
 	}

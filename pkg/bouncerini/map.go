@@ -198,6 +198,7 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	m.duration(get, "client_idle_timeout", "client_idle_timeout", 0)         // 0 is off in both
 	m.duration(get, "idle_transaction_timeout", "idle_transaction_timeout", 0)
 	m.duration(get, "query_timeout", "query_timeout", 0)
+	m.duration(get, "transaction_timeout", "transaction_timeout", 0)
 
 	if v, ok := get("server_reset_query"); ok {
 		if v == "" {
@@ -462,7 +463,6 @@ var ignored = map[string]ignoredKey{
 	"server_reset_query_always": {"0", "the reset query runs when a session-mode or pinned client leaves, not after each transaction", false},
 	"server_round_robin":        {"0", "idle server connections are reused most recently used first", false},
 	"server_fast_close":         {"0", "server connections close when their client leaves", false},
-	"transaction_timeout":       {"0", "not enforced: set transaction_timeout on the server", false},
 	"max_packet_size":           {"2147483647", "qprouter closes a client that sends a message over 1 MiB", false},
 	"disable_pqexec":            {"0", "the simple query protocol is always allowed", false},
 	"application_name_add_host": {"0", "application_name reaches the server as the client sent it", false},

@@ -1,5 +1,6 @@
-// Client timeouts (PgBouncer's client_idle_timeout, idle_transaction_timeout
-// and query_timeout): a janitor goroutine watches the sessions' message counts.
+// Client timeouts (PgBouncer's client_idle_timeout, idle_transaction_timeout,
+// query_timeout and transaction_timeout): a janitor goroutine watches the
+// sessions' counts of messages and transactions.
 
 package proxy
 
@@ -11,15 +12,15 @@ import (
 
 // limits are the client timeouts in force (0: none).
 type limits struct {
-	idle, inTx, query time.Duration
+	idle, inTx, query, tx time.Duration
 }
 
-func (l limits) any() bool { return l.idle > 0 || l.inTx > 0 || l.query > 0 }
+func (l limits) any() bool { return l.shortest() > 0 }
 
 // shortest is the smallest limit set.
 func (l limits) shortest() time.Duration {
 	d := time.Duration(0)
-	for _, v := range []time.Duration{l.idle, l.inTx, l.query} {
+	for _, v := range []time.Duration{l.idle, l.inTx, l.query, l.tx} {
 		if v > 0 && (d == 0 || v < d) {
 			d = v
 		}
@@ -36,17 +37,12 @@ func idleCheck(d time.Duration) time.Duration {
 // idleJanitor ends, until the proxy drains, the clients that sent nothing
 // for Options.ClientIdleTimeout with no transaction open, or for
 // Options.IdleTransactionTimeout inside one, in both cases with nothing
-// queued and not waiting for a server; and those whose query has run on a
-// server for Options.QueryTimeout since their last message. It keeps, per
-// session, the message count it last saw, when it moved, and since when
-// the session has waited on nothing but its client (no query under way,
-// no wait for a server): the sessions only count their messages, and a
-// client whose long query just ended has not been idle.
+// queued and not waiting for a server; those whose query has run on a
+// server for Options.QueryTimeout since their last message; and those
+// with a transaction open for Options.TransactionTimeout. It keeps, per
+// session, a mark: the sessions only count their messages and the ends
+// of their transactions, and the janitor notes when the counts moved.
 func (p *Proxy) idleJanitor() {
-	type mark struct {
-		msgs        uint64
-		last, since time.Time
-	}
 	timeout := func(f func() time.Duration) time.Duration {
 		if f == nil {
 			return 0
@@ -55,7 +51,8 @@ func (p *Proxy) idleJanitor() {
 	}
 	marks := make(map[*session]mark)
 	for !p.draining.Load() {
-		l := limits{timeout(p.opts.ClientIdleTimeout), timeout(p.opts.IdleTransactionTimeout), timeout(p.opts.QueryTimeout)}
+		l := limits{timeout(p.opts.ClientIdleTimeout), timeout(p.opts.IdleTransactionTimeout),
+			timeout(p.opts.QueryTimeout), timeout(p.opts.TransactionTimeout)}
 		p.idleOn.Store(l.any())
 		if !l.any() {
 			clear(marks)
@@ -72,22 +69,38 @@ func (p *Proxy) idleJanitor() {
 		p.mu.Unlock()
 		next := make(map[*session]mark, len(ss))
 		for _, s := range ss {
-			n := s.msgs.Load()
+			n, e := s.msgs.Load(), s.txEnds.Load()
 			m, ok := marks[s]
-			if !ok || m.msgs != n {
-				m = mark{n, now, now}
+			if !ok {
+				m = mark{msgs: n, txEnds: e, last: now, since: now}
 			}
-			why, busy := s.timeOut(now.Sub(m.since), now.Sub(m.last), l)
-			if busy {
-				m.since = now
+			if m.msgs != n {
+				m.msgs, m.last, m.since = n, now, now
 			}
-			next[s] = m
-			if why != "" {
+			if m.txEnds != e {
+				m.txEnds, m.txSince = e, time.Time{}
+			}
+			if why := s.timeOut(now, &m, l); why != "" {
 				p.log.Debug("proxy: closing a client", "addr", s.addr, "user", s.user, "database", s.db, "timeout", why)
 			}
+			next[s] = m
 		}
 		marks = next
 	}
+}
+
+// mark is what the janitor knows of a session.
+type mark struct {
+	msgs   uint64    // messages read from the client
+	txEnds uint64    // transactions ended
+	last   time.Time // when msgs last moved: the client's last message
+	// since is since when the session has waited on nothing but its
+	// client (no query under way, no wait for a server): a client whose
+	// long query just ended has not been idle.
+	since time.Time
+	// txSince is when the janitor first saw the open transaction (zero:
+	// none), a check late at most.
+	txSince time.Time
 }
 
 // counted counts a message read from the client, when a client timeout is
@@ -98,55 +111,76 @@ func (s *session) counted() {
 	}
 }
 
-// timeOut ends the session when it went over a limit of l and names the
-// limit: quiet is how long it has waited for nothing but its client,
-// asked how long since the client's last message. An idle client is told
-// why and closed by its session (wakeKilled); a query over query_timeout
-// has its server connection closed under it, which ends the session with
-// the reason, and is then cancelled on the server. busy reports a query
-// under way or a wait for a server.
-func (s *session) timeOut(quiet, asked time.Duration, l limits) (why string, busy bool) {
+// txEnded counts a transaction's end (ReadyForQuery, idle), likewise.
+func (s *session) txEnded() {
+	if s.p.idleOn.Load() {
+		s.txEnds.Add(1)
+	}
+}
+
+// timeOut ends the session when it went over a limit of l, and names the
+// limit; it updates m's view of the session. An idle client is told why
+// and closed by its session (wakeKilled); one whose query runs over a
+// limit has its server connection closed under it, which ends the
+// session with the reason, and the query is then cancelled on the server.
+func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 	s.mu.Lock()
-	busy = len(s.queue) > 0 || s.waiting
+	busy := len(s.queue) > 0 || s.waiting
+	if busy {
+		m.since = now
+	}
+	inTx := busy || s.txStatus != 'I'
+	if !inTx {
+		m.txSince = time.Time{}
+	} else if m.txSince.IsZero() {
+		m.txSince = now
+	}
 	if s.killed != nil || s.ending {
 		killed := s.killed != nil && !s.ending
 		s.mu.Unlock()
 		if killed {
 			s.wakeKilled() // not seen yet: the session was on its way to the loop
 		}
-		return "", busy
+		return ""
 	}
-	var srv = s.srv
+	srv := s.srv
+	running := len(s.queue) > 0 && !s.waiting && srv != nil
+	quiet := now.Sub(m.since)
 	switch {
-	case !busy && s.txStatus == 'I' && l.idle > 0 && quiet >= l.idle:
+	case !busy && !inTx && l.idle > 0 && quiet >= l.idle:
 		why = "client_idle_timeout"
 		s.killed = &clientError{"57P05", fmt.Sprintf("qprouter: terminating connection due to client_idle_timeout (%s without a message)", l.idle)}
-	case !busy && s.txStatus != 'I' && l.inTx > 0 && quiet >= l.inTx:
+	case (running || !busy) && inTx && l.tx > 0 && now.Sub(m.txSince) >= l.tx:
+		why = "transaction_timeout"
+		s.killed = &clientError{"25P04", fmt.Sprintf("qprouter: terminating connection due to transaction_timeout (a transaction open for %s)", l.tx)}
+	case !busy && inTx && l.inTx > 0 && quiet >= l.inTx:
 		why = "idle_transaction_timeout"
 		s.killed = &clientError{"25P03", fmt.Sprintf("qprouter: terminating connection due to idle_transaction_timeout (%s idle in a transaction)", l.inTx)}
-	case len(s.queue) > 0 && !s.waiting && srv != nil && l.query > 0 && asked >= l.query:
+	case running && l.query > 0 && now.Sub(m.last) >= l.query:
 		why = "query_timeout"
 		s.killed = &clientError{"57014", fmt.Sprintf("qprouter: terminating connection due to query_timeout (no answer within %s)", l.query)}
+	}
+	if why != "" && running {
 		// Closed under mu: the server is still this client's (a release
 		// sets s.srv to nil under mu first).
 		srv.Net.Close()
 	}
 	s.mu.Unlock()
-	switch why {
-	case "":
-	case "query_timeout":
+	switch {
+	case why == "":
+	case running:
 		// The backend may still be running the query: stop it.
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), s.p.opts.CancelTimeout)
 			defer cancel()
 			if err := srv.Cancel(ctx); err != nil {
-				s.p.log.Debug("proxy: cancel after query_timeout", "pid", srv.PID, "err", err)
+				s.p.log.Debug("proxy: cancel after a timeout", "pid", srv.PID, "err", err)
 			}
 		}()
 	default:
 		s.wakeKilled()
 	}
-	return why, busy
+	return why
 }
 
 // wakeKilled makes an idle session see s.killed: a goroutine reading the

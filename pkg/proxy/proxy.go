@@ -115,7 +115,13 @@ type Options struct {
 	// with an error, the server connection discarded and the query
 	// cancelled (0: never), as PgBouncer's query_timeout.
 	QueryTimeout func() time.Duration
-	Log          *slog.Logger
+	// TransactionTimeout, when set, returns how long a client's
+	// transaction (explicit, or a statement on its own) may stay open
+	// before the client is closed with an error, its server connection
+	// discarded (which rolls the transaction back) and a query under way
+	// cancelled (0: never), as PgBouncer's transaction_timeout.
+	TransactionTimeout func() time.Duration
+	Log                *slog.Logger
 	// OnQuery is called once per completed statement, on the session's
 	// goroutine (or the event loop's thread, see Loop), after the client has been sent the ReadyForQuery that
 	// follows it and, in transaction mode, the server went back to the
@@ -221,7 +227,7 @@ func New(opts Options) (*Proxy, error) {
 	if p.router == nil {
 		p.router = opts.Pools
 	}
-	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil || opts.QueryTimeout != nil {
+	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil || opts.QueryTimeout != nil || opts.TransactionTimeout != nil {
 		go p.idleJanitor()
 	}
 	return p, nil

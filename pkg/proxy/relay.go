@@ -369,6 +369,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		s.pop()
 		s.txStatus = body[0]
+		if body[0] == 'I' {
+			s.txEnded()
+		}
 		s.endOfStatement()
 		release = s.rename && s.txStatus == 'I' && len(s.queue) == 0 && !s.pinned && !s.skipping && !s.ending && !s.clientCopying
 		if release {

@@ -193,7 +193,8 @@ type session struct {
 	// msgs counts the messages read from the client while an idle
 	// timeout is set (Proxy.idleOn), for the janitor; at the end, away
 	// from the fields the relay uses.
-	msgs atomic.Uint64
+	msgs   atomic.Uint64
+	txEnds atomic.Uint64 // transactions ended (ReadyForQuery, idle), likewise
 }
 
 type portal struct {

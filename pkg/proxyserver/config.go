@@ -58,6 +58,7 @@ type Config struct {
 	ClientIdleTimeout  time.Duration `toml:"client_idle_timeout"`         // close a client idle (no transaction) this long (0: never)
 	IdleTxTimeout      time.Duration `toml:"idle_transaction_timeout"`    // close a client idle inside a transaction this long (0: never)
 	QueryTimeout       time.Duration `toml:"query_timeout"`               // close a client whose query ran this long since its last message (0: never)
+	TxTimeout          time.Duration `toml:"transaction_timeout"`         // close a client whose transaction has been open this long (0: never)
 	ShutdownTimeout    time.Duration `toml:"shutdown_timeout"`            // drain time once the context ends
 	LogLevel           string        `toml:"log_level"`                   // debug, info, warn or error
 	// Pools override the pool settings above for some databases and
@@ -89,8 +90,9 @@ func (c *Config) Check() error {
 	if c.MinIdle < 0 || c.MinIdle > c.PoolSize {
 		return configError(fmt.Errorf("--min-idle %d: want 0 to --pool-size", c.MinIdle))
 	}
-	if c.ClientIdleTimeout < 0 || c.IdleTxTimeout < 0 || c.QueryTimeout < 0 {
-		return configError(fmt.Errorf("--client-idle-timeout %s, --idle-transaction-timeout %s, --query-timeout %s: want 0 (never) or more", c.ClientIdleTimeout, c.IdleTxTimeout, c.QueryTimeout))
+	if c.ClientIdleTimeout < 0 || c.IdleTxTimeout < 0 || c.QueryTimeout < 0 || c.TxTimeout < 0 {
+		return configError(fmt.Errorf("--client-idle-timeout %s, --idle-transaction-timeout %s, --query-timeout %s, --transaction-timeout %s: want 0 (never) or more",
+			c.ClientIdleTimeout, c.IdleTxTimeout, c.QueryTimeout, c.TxTimeout))
 	}
 	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 || c.ReservePoolTimeout <= 0 {
 		return configError(errors.New("timeouts must be positive"))

@@ -146,6 +146,7 @@ func New(opts Options) (*Server, error) {
 		ClientIdleTimeout:      func() time.Duration { c, _ := s.get(); return c.ClientIdleTimeout },
 		IdleTransactionTimeout: func() time.Duration { c, _ := s.get(); return c.IdleTxTimeout },
 		QueryTimeout:           func() time.Duration { c, _ := s.get(); return c.QueryTimeout },
+		TransactionTimeout:     func() time.Duration { c, _ := s.get(); return c.TxTimeout },
 		Pools:                  &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
 		Auth:                   auth,
 		MaxClients:             c.MaxClients,

@@ -139,6 +139,29 @@ func TestIdleTransactionTimeout(t *testing.T) {
 	}
 }
 
+// wantStopped waits up to 2 s for no backend of the server at url to be
+// running sql.
+func wantStopped(t *testing.T, url, sql string) {
+	t.Helper()
+	bg := context.Background()
+	direct, err := pgx.Connect(bg, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(bg)
+	n := -1
+	for range 40 {
+		if err := direct.QueryRow(bg, "SELECT count(*) FROM pg_stat_activity WHERE query = $1 AND state = 'active'", sql).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("%q still runs on the server 2 s after its client was closed (%d backends)", sql, n)
+}
+
 // TestQueryTimeout runs qprouter with --query-timeout 500ms in both modes:
 // a query that runs longer ends its client with FATAL 57014 and is
 // cancelled on the server (the backend stops sleeping at once, although
@@ -172,24 +195,7 @@ func TestQueryTimeout(t *testing.T) {
 				t.Errorf("a 30 s query: %v, want FATAL 57014 query_timeout", err)
 			}
 			wg.Wait()
-			direct, err := pgx.Connect(bg, c.URL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer direct.Close(bg)
-			n := -1
-			for range 40 {
-				if err := direct.QueryRow(bg, "SELECT count(*) FROM pg_stat_activity WHERE query = $1 AND state = 'active'", sleep).Scan(&n); err != nil {
-					t.Fatal(err)
-				}
-				if n == 0 {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			if n != 0 {
-				t.Errorf("the timed-out query still runs on the server 2 s later (%d backends)", n)
-			}
+			wantStopped(t, c.URL(), sleep)
 			if _, err := inTx.Exec(bg, "COMMIT"); err != nil {
 				t.Errorf("a client idle in a transaction for over a second: %v", err)
 			}
@@ -201,6 +207,78 @@ func TestQueryTimeout(t *testing.T) {
 			if _, err := again.Exec(bg, "SELECT 1"); err != nil {
 				t.Errorf("a new client after the timeout: %v", err)
 			}
+		})
+	}
+}
+
+// TestTransactionTimeout runs qprouter with --transaction-timeout 600ms in
+// both modes: a transaction kept busy past it, and a statement on its own
+// that runs past it, end their clients with FATAL 25P04 (the first rolled
+// back, the second cancelled on the server); back-to-back transactions of
+// 0.1 s each, for 1.5 s, and a client idle outside a transaction are not
+// touched.
+func TestTransactionTimeout(t *testing.T) {
+	c := pgtest.Shared(t)
+	serverExec(t, c.URL(), "DROP TABLE IF EXISTS tx_timeout", "CREATE TABLE tx_timeout (n int)")
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			bg := context.Background()
+			conns := idleClients(t, c.URL(), 4, "--pool-mode", mode, "--pool-size", "4", "--transaction-timeout", "600ms")
+			longTx, longStmt, short, idle := conns[0], conns[1], conns[2], conns[3]
+			if _, err := idle.Exec(bg, "SELECT 1"); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				for i := range 15 {
+					if _, err := short.Exec(bg, "BEGIN"); err != nil {
+						t.Errorf("transaction %d of 0.1 s: %v", i, err)
+						return
+					}
+					if _, err := short.Exec(bg, "SELECT pg_sleep(0.1)"); err != nil {
+						t.Errorf("transaction %d of 0.1 s: %v", i, err)
+						return
+					}
+					if _, err := short.Exec(bg, "COMMIT"); err != nil {
+						t.Errorf("transaction %d of 0.1 s: %v", i, err)
+						return
+					}
+				}
+			}()
+			sleep := "SELECT pg_sleep(30) /* tx " + mode + " */"
+			go func() {
+				defer wg.Done()
+				_, err := longStmt.Exec(bg, sleep)
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != "25P04" || !strings.Contains(pe.Message, "transaction_timeout (a transaction open for 600ms)") {
+					t.Errorf("a 30 s statement: %v, want FATAL 25P04 transaction_timeout", err)
+				}
+			}()
+			if _, err := longTx.Exec(bg, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := longTx.Exec(bg, "INSERT INTO tx_timeout VALUES (1)"); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			for range 30 {
+				if _, err = longTx.Exec(bg, "SELECT 1"); err != nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Severity != "FATAL" || pe.Code != "25P04" {
+				t.Errorf("a transaction kept busy for 3 s: %v, want FATAL 25P04", err)
+			}
+			wg.Wait()
+			var n int
+			if err := idle.QueryRow(bg, "SELECT count(*) FROM tx_timeout").Scan(&n); err != nil || n != 0 {
+				t.Errorf("rows of the closed transaction: %d %v, want 0 (rolled back)", n, err)
+			}
+			wantStopped(t, c.URL(), sleep)
 		})
 	}
 }

@@ -243,7 +243,7 @@ func TestBouncerAuthQuery(t *testing.T) {
 // pool_mode, become qprouter's per-pool tables; values qprouter cannot use
 // are refused, naming the entry.
 func TestBouncerPools(t *testing.T) {
-	s := load(t, base+"pool_mode = transaction\nmax_db_connections = 40\nmax_user_connections = 30\nreserve_pool_size = 3\nreserve_pool_timeout = 0.5\nmax_db_client_connections = 50\nmax_user_client_connections = 60\nclient_idle_timeout = 90\nidle_transaction_timeout = 2\nquery_timeout = 120\ntransaction_timeout = 0.5\n[databases]\napp = host=127.0.0.1 port=5432 pool_size=0x10 min_pool_size=2 pool_mode=Session server_lifetime=90 query_wait_timeout=0 reserve_pool=4 max_db_connections=20 max_db_client_connections=7\n[users]\nmigrator = pool_mode=session max_user_connections=2 max_user_client_connections=3\n")
+	s := load(t, base+"pool_mode = transaction\nmax_db_connections = 40\nmax_user_connections = 30\nreserve_pool_size = 3\nreserve_pool_timeout = 0.5\nmax_db_client_connections = 50\nmax_user_client_connections = 60\nclient_idle_timeout = 90\nidle_transaction_timeout = 2\nquery_timeout = 120\ntransaction_timeout = 0.5\nclient_login_timeout = 15\n[databases]\napp = host=127.0.0.1 port=5432 pool_size=0x10 min_pool_size=2 pool_mode=Session server_lifetime=90 query_wait_timeout=0 reserve_pool=4 max_db_connections=20 max_db_client_connections=7\n[users]\nmigrator = pool_mode=session max_user_connections=2 max_user_client_connections=3\n")
 	want := map[string]map[string]string{
 		"app": {"pool_size": "16", "min_idle": "2", "pool_mode": "session", "max_lifetime": "1m30s", "acquire_timeout": forever.String(),
 			"reserve_pool_size": "4", "max_db_connections": "20", "max_db_client_connections": "7"},
@@ -254,7 +254,7 @@ func TestBouncerPools(t *testing.T) {
 	}
 	for k, v := range map[string]string{"pool_mode": "transaction", "max_db_connections": "40", "max_user_connections": "30",
 		"reserve_pool_size": "3", "reserve_pool_timeout": "500ms", "max_db_client_connections": "50", "max_user_client_connections": "60",
-		"client_idle_timeout": "1m30s", "idle_transaction_timeout": "2s", "query_timeout": "2m0s", "transaction_timeout": "500ms"} {
+		"client_idle_timeout": "1m30s", "idle_transaction_timeout": "2s", "query_timeout": "2m0s", "transaction_timeout": "500ms", "client_login_timeout": "15s"} {
 		if s.Values[k] != v {
 			t.Errorf("top-level %s = %q, want %q", k, s.Values[k], v)
 		}

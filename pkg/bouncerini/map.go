@@ -199,6 +199,7 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	m.duration(get, "idle_transaction_timeout", "idle_transaction_timeout", 0)
 	m.duration(get, "query_timeout", "query_timeout", 0)
 	m.duration(get, "transaction_timeout", "transaction_timeout", 0)
+	m.duration(get, "client_login_timeout", "client_login_timeout", forever) // 0 is off
 
 	if v, ok := get("server_reset_query"); ok {
 		if v == "" {
@@ -463,7 +464,7 @@ var ignored = map[string]ignoredKey{
 	"server_reset_query_always": {"0", "the reset query runs when a session-mode or pinned client leaves, not after each transaction", false},
 	"server_round_robin":        {"0", "idle server connections are reused most recently used first", false},
 	"server_fast_close":         {"0", "server connections close when their client leaves", false},
-	"max_packet_size":           {"2147483647", "qprouter closes a client that sends a message over 1 MiB", false},
+	"max_packet_size":           {"2147483647", "qprouter accepts client messages up to 1 GB, as PostgreSQL does", false},
 	"disable_pqexec":            {"0", "the simple query protocol is always allowed", false},
 	"application_name_add_host": {"0", "application_name reaches the server as the client sent it", false},
 	"login_notify_message":      {"", "no message is sent after login", false},
@@ -471,7 +472,6 @@ var ignored = map[string]ignoredKey{
 
 	"server_check_query":        {"", "qprouter checks with an empty query", true},
 	"server_login_retry":        {"15", "a failed server login is reported to the client at once", true},
-	"client_login_timeout":      {"60", "a client has 10 s to log in", true},
 	"cancel_wait_timeout":       {"10", "a cancel request is delivered within 5 s or dropped", true},
 	"ignore_startup_parameters": {"", "qprouter accepts every startup parameter and applies it as a setting on the server", true},
 	"track_extra_parameters":    {"IntervalStyle", "qprouter tracks every setting", true},

@@ -59,6 +59,7 @@ type Config struct {
 	IdleTxTimeout      time.Duration `toml:"idle_transaction_timeout"`    // close a client idle inside a transaction this long (0: never)
 	QueryTimeout       time.Duration `toml:"query_timeout"`               // close a client whose query ran this long since its last message (0: never)
 	TxTimeout          time.Duration `toml:"transaction_timeout"`         // close a client whose transaction has been open this long (0: never)
+	LoginTimeout       time.Duration `toml:"client_login_timeout"`        // a client's startup, TLS and authentication together (0: 10s)
 	ShutdownTimeout    time.Duration `toml:"shutdown_timeout"`            // drain time once the context ends
 	LogLevel           string        `toml:"log_level"`                   // debug, info, warn or error
 	// Pools override the pool settings above for some databases and
@@ -94,7 +95,7 @@ func (c *Config) Check() error {
 		return configError(fmt.Errorf("--client-idle-timeout %s, --idle-transaction-timeout %s, --query-timeout %s, --transaction-timeout %s: want 0 (never) or more",
 			c.ClientIdleTimeout, c.IdleTxTimeout, c.QueryTimeout, c.TxTimeout))
 	}
-	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 || c.ReservePoolTimeout <= 0 {
+	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 || c.ReservePoolTimeout <= 0 || c.LoginTimeout < 0 {
 		return configError(errors.New("timeouts must be positive"))
 	}
 	for _, v := range []struct {

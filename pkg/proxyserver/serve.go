@@ -110,7 +110,8 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
-	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS || c.RequireClientCert}
+	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS || c.RequireClientCert,
+		StartupTimeout: c.LoginTimeout}
 	switch {
 	case s.hba != nil:
 		auth.Rules = s.rules()

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -279,6 +282,44 @@ func TestTransactionTimeout(t *testing.T) {
 				t.Errorf("rows of the closed transaction: %d %v, want 0 (rolled back)", n, err)
 			}
 			wantStopped(t, c.URL(), sleep)
+		})
+	}
+}
+
+// TestClientLoginTimeout runs qprouter with --client-login-timeout 300ms in
+// both modes (transaction mode logs clients in on the event loop): a
+// client that sends part of its startup packet and then nothing is closed
+// well before the 10 s default, and one that logs in is served.
+func TestClientLoginTimeout(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--client-login-timeout", "300ms")
+			defer stop()
+			cfg, err := pgx.ParseConfig(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc, err := net.Dial("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			if _, err := nc.Write([]byte{0, 0, 0}); err != nil { // a length cut short
+				t.Fatal(err)
+			}
+			nc.SetReadDeadline(time.Now().Add(3 * time.Second))
+			if n, err := nc.Read(make([]byte, 64)); err != io.EOF {
+				t.Errorf("a client silent after 3 bytes of its startup: read %d bytes, %v; want the connection closed (EOF) within 3 s", n, err)
+			}
+			cn, err := pgx.Connect(context.Background(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cn.Close(context.Background())
+			if _, err := cn.Exec(context.Background(), "SELECT 1"); err != nil {
+				t.Error(err)
+			}
 		})
 	}
 }

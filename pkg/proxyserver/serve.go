@@ -5,6 +5,7 @@ package proxyserver
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/admin"
@@ -56,10 +58,11 @@ type Server struct {
 
 	mu    sync.Mutex
 	cfg   Config
-	users map[string]pgwire.Credential // nil: trust every client (unless authq)
-	hba   *hba.Rules                   // nil: no HBA file; the method follows the secret
-	authq *authQuery                   // nil: no auth query
-	cert  *pgwire.Certificate          // nil: no client TLS
+	users map[string]pgwire.Credential  // nil: trust every client (unless authq)
+	hba   *hba.Rules                    // nil: no HBA file; the method follows the secret
+	authq *authQuery                    // nil: no auth query
+	cert  *pgwire.Certificate           // nil: no client TLS
+	cas   atomic.Pointer[x509.CertPool] // --tls-ca-file's CAs, read again at a reload; nil: none
 }
 
 // Serve runs a Server from opts until ctx ends, then drains for
@@ -134,9 +137,18 @@ func New(opts Options) (*Server, error) {
 			if err != nil {
 				return nil, configError(err)
 			}
-			auth.TLS.ClientCAs, auth.TLS.ClientAuth = cas, tls.VerifyClientCertIfGiven
+			s.cas.Store(cas)
+			base := auth.TLS
+			base.ClientAuth = tls.VerifyClientCertIfGiven
 			if c.RequireClientCert {
-				auth.TLS.ClientAuth = tls.RequireAndVerifyClientCert
+				base.ClientAuth = tls.RequireAndVerifyClientCert
+			}
+			// Each handshake verifies with the CAs in force, which a
+			// reload may have replaced.
+			base.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+				cfg := base.Clone()
+				cfg.ClientCAs = s.cas.Load()
+				return cfg, nil
 			}
 		}
 	}
@@ -331,8 +343,23 @@ func (s *Server) reload() error {
 			return configError(err)
 		}
 	}
+	// So is the CA file, when there was one at the start (asking clients
+	// for certificates, or not, is decided then).
+	var cas *x509.CertPool
+	if s.cas.Load() != nil {
+		if nc.TLSCAFile == "" {
+			s.log.Warn("reload: tls_ca_file is turned off at the next start; the CAs stay as they were")
+		} else if cas, err = pgwire.LoadCAs(nc.TLSCAFile); err != nil {
+			return configError(err)
+		}
+	} else if nc.TLSCAFile != "" {
+		s.log.Warn("reload: tls_ca_file is turned on at the next start")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if cas != nil {
+		s.cas.Store(cas)
+	}
 	old := s.cfg
 	if modesChanged(s.opts.Config, nc) {
 		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")

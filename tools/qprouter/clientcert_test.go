@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,4 +162,55 @@ func TestRequireClientCert(t *testing.T) {
 	if err := try("sslmode=disable"); !errors.As(err, &pe) || pe.Code != "28000" {
 		t.Errorf("without TLS: %v, want 28000", err)
 	}
+}
+
+// TestCAReload: SIGHUP reads --tls-ca-file again. Once the file holds
+// another CA, that CA's certificates get in and the first one's do not;
+// a file with no certificate in it fails the reload, naming the file, and
+// the CAs in force stay.
+func TestCAReload(t *testing.T) {
+	c := pgtest.Shared(t)
+	dir := t.TempDir()
+	writeCert(t, dir, 1)
+	ca1, key1 := issue(t, dir, "ca1", "first CA", true, nil, nil)
+	ca2, key2 := issue(t, dir, "ca2", "second CA", true, nil, nil)
+	issue(t, dir, "one", "postgres", false, ca1, key1)
+	issue(t, dir, "two", "postgres", false, ca2, key2)
+	caFile := filepath.Join(dir, "ca.pem")
+	useCA := func(name string) {
+		b, err := os.ReadFile(filepath.Join(dir, name+".pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, caFile, string(b))
+	}
+	useCA("ca1")
+	addr, reload, stop := startWithHUP(t, "--server-url", c.URL(), "--require-client-cert", "--tls-cert", filepath.Join(dir, "cert.pem"),
+		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", caFile)
+	defer stop()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(name string) error {
+		return loginAs(fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres sslmode=require %s", host, port, certArgs(dir, name)), "postgres")
+	}
+	check := func(when string, oneIn, twoIn bool) {
+		t.Helper()
+		if err := try("one"); (err == nil) != oneIn {
+			t.Errorf("%s: the first CA's certificate: %v, want logged in %v", when, err, oneIn)
+		}
+		if err := try("two"); (err == nil) != twoIn {
+			t.Errorf("%s: the second CA's certificate: %v, want logged in %v", when, err, twoIn)
+		}
+	}
+	check("at the start", true, false)
+	useCA("ca2")
+	reload("reloaded")
+	check("after a reload with the second CA", false, true)
+	write(t, caFile, "not a certificate\n")
+	if logs := reload("reload failed"); !strings.Contains(logs, "no PEM certificate") {
+		t.Errorf("the failed reload does not say what failed:\n%s", logs)
+	}
+	check("after a failed reload", false, true)
 }

@@ -64,22 +64,9 @@ func TestTLSReload(t *testing.T) {
 	writeCert(t, dir, 1)
 	users := filepath.Join(dir, "users.txt")
 	write(t, users, `"postgres" "s3cret"`+"\n")
-	ctx, stop := context.WithCancel(context.Background())
+	addr, reload, stop := startWithHUP(t, "--server-url", c.URL(), "--require-tls", "--auth-file", users,
+		"--tls-cert", filepath.Join(dir, "cert.pem"), "--tls-key", filepath.Join(dir, "key.pem"))
 	defer stop()
-	addrc := make(chan string, 1)
-	codec := make(chan int, 1)
-	hup := make(chan os.Signal, 1)
-	var logs syncBuf
-	go func() {
-		codec <- run(ctx, []string{"--server-url", c.URL(), "--listen", "127.0.0.1:0", "--require-tls", "--auth-file", users,
-			"--tls-cert", filepath.Join(dir, "cert.pem"), "--tls-key", filepath.Join(dir, "key.pem")}, &logs, &logs, hup, func(a string) { addrc <- a })
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case code := <-codec:
-		t.Fatalf("exited %d: %s", code, logs.String())
-	}
 	bg := context.Background()
 	connect := func() (*pgx.Conn, int64) {
 		t.Helper()
@@ -92,17 +79,6 @@ func TestTLSReload(t *testing.T) {
 			t.Fatalf("not TLS: %T", conn.PgConn().Conn())
 		}
 		return conn, tc.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
-	}
-	reload := func(want string) {
-		t.Helper()
-		n := strings.Count(logs.String(), want)
-		hup <- syscall.SIGHUP
-		for deadline := time.Now().Add(10 * time.Second); strings.Count(logs.String(), want) == n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q after SIGHUP:\n%s", want, logs.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
 	}
 
 	old, serial := connect()
@@ -123,17 +99,57 @@ func TestTLSReload(t *testing.T) {
 	}
 
 	write(t, filepath.Join(dir, "key.pem"), "not a key\n")
-	reload("reload failed")
-	if !strings.Contains(logs.String(), "tls: ") {
-		t.Errorf("the failed reload does not say what failed:\n%s", logs.String())
+	if logs := reload("reload failed"); !strings.Contains(logs, "tls: ") {
+		t.Errorf("the failed reload does not say what failed:\n%s", logs)
 	}
 	again, serial := connect()
 	again.Close(bg)
 	if serial != 2 {
 		t.Errorf("after a failed reload: serial %d, want the current certificate's 2", serial)
 	}
-	stop()
-	if code := <-codec; code != exitOK {
-		t.Fatalf("exit %d", code)
+}
+
+// startWithHUP runs qprouter with args (and --listen on a free port) until
+// stop, which fails the test unless it exits cleanly; reload sends it
+// SIGHUP, waits for a new log line containing want and returns the log.
+func startWithHUP(t *testing.T, args ...string) (addr string, reload func(want string) string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	codec := make(chan int, 1)
+	hup := make(chan os.Signal, 1)
+	logs := &syncBuf{}
+	go func() {
+		codec <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), logs, logs, hup, func(a string) { addrc <- a })
+	}()
+	select {
+	case addr = <-addrc:
+	case code := <-codec:
+		cancel()
+		t.Fatalf("exited %d: %s", code, logs.String())
 	}
+	reload = func(want string) string {
+		t.Helper()
+		n := strings.Count(logs.String(), want)
+		hup <- syscall.SIGHUP
+		for deadline := time.Now().Add(10 * time.Second); strings.Count(logs.String(), want) == n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q after SIGHUP:\n%s", want, logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return logs.String()
+	}
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if code := <-codec; code != exitOK {
+			t.Errorf("exit %d:\n%s", code, logs.String())
+		}
+	}
+	return addr, reload, stop
 }

@@ -26,7 +26,7 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, 
 		switch {
 		case cert == nil:
 			return Reject, "connection requires a valid client certificate"
-		case rule.ClientCert == VerifyFull && !r.mapped(rule, cert.Subject.CommonName, c.User):
+		case rule.ClientCert == VerifyFull && !r.mapped(rule, certName(rule, cert), c.User):
 			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
 		}
 	}
@@ -44,12 +44,26 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, 
 		switch {
 		case cert == nil:
 			return Reject, "connection requires a valid client certificate"
-		case !r.mapped(rule, cert.Subject.CommonName, c.User):
+		case !r.mapped(rule, certName(rule, cert), c.User):
 			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
 		}
 		return Trust, ""
 	}
 	return Reject, Rejected(c)
+}
+
+// certName is the certificate's name the rule checks: its common name,
+// or with clientname=DN its distinguished name ("" when the subject does
+// not parse, which no user or map matches).
+func certName(rule Rule, cert *x509.Certificate) string {
+	if !rule.ClientNameDN {
+		return cert.Subject.CommonName
+	}
+	dn, err := DN(cert)
+	if err != nil {
+		return ""
+	}
+	return dn
 }
 
 // mapped reports whether the system name may log in as user by rule: the

@@ -69,6 +69,10 @@ type Rule struct {
 	// the CA file verifies is required before the method runs, and with
 	// VerifyFull its common name must be the user.
 	ClientCert ClientCert
+	// ClientNameDN is the line's clientname=DN: the certificate's name
+	// that cert and clientcert=verify-full check (or map) is its subject's
+	// distinguished name (DN) rather than its common name.
+	ClientNameDN bool
 	// Map is the line's map option: a user name map of Rules.Idents
 	// decides which system user (peer) or certificate name (cert,
 	// clientcert=verify-full) may be which database user; "": the same

@@ -237,9 +237,9 @@ func (rs *Rules) rule(fields [][]token, n int, dir string) (Rule, error) {
 	return r, nil
 }
 
-// options reads the name=value fields after the method: clientcert (on
-// hostssl lines, as PostgreSQL), clientname=CN (the default) and map (peer
-// and cert lines); any other option is refused.
+// options reads the name=value fields after the method: clientcert and
+// clientname (on hostssl lines, as PostgreSQL) and map (peer and cert
+// lines); any other option is refused.
 func (r *Rule) options(fields [][]token) error {
 	var other []string
 	for _, f := range fields {
@@ -272,8 +272,11 @@ func (r *Rule) options(fields [][]token) error {
 				if r.Type != HostSSL {
 					return errors.New(`clientname can only be configured for "hostssl" rows`)
 				}
-				if val != "CN" {
-					return fmt.Errorf("clientname=%s is not supported: only CN, the certificate's common name", val)
+				switch val {
+				case "CN", "DN":
+					r.ClientNameDN = val == "DN"
+				default:
+					return fmt.Errorf("invalid value for clientname: %q", val)
 				}
 			default:
 				other = append(other, t.text)

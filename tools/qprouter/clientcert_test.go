@@ -75,11 +75,12 @@ func certArgs(dir, name string) string {
 // not, each with PostgreSQL's words (or a failed TLS handshake). Lines
 // with clientcert=verify-ca want a certificate of the CA whatever its
 // name, with verify-full one naming the user; a cert line with map= takes
-// the names its ident map gives the certificate's.
+// the names its ident map gives the certificate's (its common name, or
+// with clientname=DN its distinguished name).
 func TestClientCertificates(t *testing.T) {
 	c := pgtest.Shared(t)
-	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user, cc_ca, cc_full, cc_map", "CREATE ROLE cert_user LOGIN", "CREATE ROLE cc_ca LOGIN",
-		"CREATE ROLE cc_full LOGIN", "CREATE ROLE cc_map LOGIN")
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS cert_user, cc_ca, cc_full, cc_map, cc_dn", "CREATE ROLE cert_user LOGIN", "CREATE ROLE cc_ca LOGIN",
+		"CREATE ROLE cc_full LOGIN", "CREATE ROLE cc_map LOGIN", "CREATE ROLE cc_dn LOGIN")
 	dir := t.TempDir()
 	writeCert(t, dir, 1) // the server's
 	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)
@@ -90,9 +91,9 @@ func TestClientCertificates(t *testing.T) {
 	rules := filepath.Join(dir, "pg_hba.conf")
 	write(t, rules, "hostssl all cert_user all cert\nhost all postgres all trust\n"+
 		"hostssl all cc_ca all trust clientcert=verify-ca\nhostssl all cc_full all trust clientcert=verify-full\n"+
-		"hostssl all cc_map all cert map=certs\n")
+		"hostssl all cc_map all cert map=certs\nhostssl all cc_dn all cert clientname=DN map=dns\n")
 	idents := filepath.Join(dir, "pg_ident.conf")
-	write(t, idents, "certs /^(cert)_user$ cc_map\n")
+	write(t, idents, "certs /^(cert)_user$ cc_map\ndns \"/^CN=(cc_.*)$\" \\1\n")
 	port, stop := certRouter(t, c.URL(), dir, "--auth-hba-file", rules, "--auth-ident-file", idents)
 	defer stop()
 	try := func(extra string) error {
@@ -131,6 +132,11 @@ func TestClientCertificates(t *testing.T) {
 		t.Errorf("cert with map=, a certificate the map gives cc_map: %v", err)
 	}
 	refused(as("cc_map", withCert("full")), `certificate authentication failed for user "cc_map"`)
+	issue(t, dir, "dn", "cc_dn", false, ca, caKey)
+	if err := as("cc_dn", withCert("dn")); err != nil {
+		t.Errorf("cert with clientname=DN, a certificate whose DN the map gives cc_dn: %v", err)
+	}
+	refused(as("cc_dn", withCert("good")), `certificate authentication failed for user "cc_dn"`)
 }
 
 // TestRequireClientCert runs qprouter with --require-client-cert and no

@@ -74,7 +74,7 @@ func TestBouncerConfig(t *testing.T) {
 		Listen: "127.0.0.1:6543", UnixSocketDir: dir, UnixSocketMode: "0777", ServerURL: "postgres://127.0.0.1:5433/?sslmode=disable", PoolMode: "transaction",
 		PoolSize: 4, MinIdle: 1, MaxClients: 200, AcquireTimeout: 15 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxLifetime: 30 * time.Minute, HealthCheckAfter: 10 * time.Second, ResetQuery: "DISCARD ALL", ReservePoolTimeout: 5 * time.Second, TCPDeferAccept: true,
-		AuthFile: filepath.Join(dir, "userlist.txt"), AuthType: "md5", PreparedPerServer: 256, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
+		AuthFile: filepath.Join(dir, "userlist.txt"), AuthType: "md5", PreparedPerServer: 256, LoginTimeout: 10 * time.Second, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
 		EventLoop: true, IOURing: true,
 	}
 	if !reflect.DeepEqual(cfg, want) {

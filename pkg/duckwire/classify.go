@@ -23,17 +23,20 @@ const (
 	kindRollback             // ROLLBACK / ABORT
 	kindNoop                 // accepted and ignored, answered with tag
 	kindRefused              // a write or an unsupported command: err
+	kindCopyOut              // COPY ... TO STDOUT: query's rows in copy's format
 )
 
 // statement is one SQL statement and what to do with it.
 type statement struct {
 	sql   string
 	kind  kind
-	tag   string // command tag of local statements
-	name  string // setting of SET/SHOW; "" for RESET ALL
-	value string // SET's value; "" with reset
-	reset bool   // SET ... TO DEFAULT / RESET
-	err   error  // why kindRefused
+	tag   string    // command tag of local statements
+	name  string    // setting of SET/SHOW; "" for RESET ALL
+	value string    // SET's value; "" with reset
+	reset bool      // SET ... TO DEFAULT / RESET
+	err   error     // why kindRefused
+	query string    // kindCopyOut: the SELECT whose rows it writes
+	copy  *copyOpts // kindCopyOut: the format
 }
 
 // split parses sql (PostgreSQL syntax) into classified statements. Text
@@ -112,7 +115,7 @@ func classify(n *pg_query.Node) statement {
 	case n.GetUnlistenStmt() != nil:
 		return statement{kind: kindNoop, tag: "UNLISTEN"}
 	case n.GetCopyStmt() != nil:
-		return refused(codeNotSupported, "COPY is not supported by qpanalytics: it serves a read-only analytics copy; use SELECT")
+		return copyStatement(n.GetCopyStmt())
 	}
 	name := nodeName(n)
 	if tag, ok := readOnlyTags[name]; ok {

@@ -73,6 +73,9 @@ func (ss *session) parse(body []byte) {
 		return
 	}
 	ps := &prepared{st: stmts[0], paramOIDs: m.ParameterOIDs}
+	if ps.st.kind == kindCopyOut {
+		ps.st = refused(codeNotSupported, "COPY ... TO STDOUT is supported by qpanalytics in the simple query protocol only")
+	}
 	if ps.st.kind == kindRefused {
 		ss.srv.metrics.query(outcomeRefused, 0)
 		ss.fail(ps.st.err)

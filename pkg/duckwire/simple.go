@@ -42,6 +42,9 @@ func (ss *session) runStatement(st statement, args []driver.NamedValue, formats 
 		return true
 	}
 	defer rs.close()
+	if st.kind == kindCopyOut {
+		return ss.copyOut(rs, st.copy, t0)
+	}
 	if err := checkFormats(rs.columns(), formats); err != nil {
 		ss.sendError(err)
 		return false
@@ -106,6 +109,8 @@ func (ss *session) start(st statement, args []driver.NamedValue) (resultSet, str
 		return nil, st.tag, nil
 	case kindEmpty:
 		return nil, "", nil
+	case kindCopyOut:
+		return ss.query(st.query, args)
 	}
 	rs, tag, err := ss.query(st.sql, args)
 	if err == nil && st.tag == "EXPLAIN" {

@@ -39,6 +39,24 @@ func wantClosedWith(t *testing.T, cn *pgx.Conn, code, text string) {
 	}
 }
 
+// keepSending runs stmts on cn n times over on a goroutine of wg, pausing
+// after each round; a failure is a test error naming what and the round.
+func keepSending(t *testing.T, wg *sync.WaitGroup, cn *pgx.Conn, what string, n int, pause time.Duration, stmts ...string) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range n {
+			for _, sql := range stmts {
+				if _, err := cn.Exec(context.Background(), sql); err != nil {
+					t.Errorf("%s, round %d, %s: %v", what, i, sql, err)
+					return
+				}
+			}
+			time.Sleep(pause)
+		}
+	}()
+}
+
 // reconnect connects a new client like cfg's and runs a query, retrying
 // for up to 3 s while qprouter refuses it as one client too many (a client
 // it closed may still be leaving).
@@ -99,17 +117,7 @@ func TestClientIdleTimeout(t *testing.T) {
 				t.Fatal(err)
 			}
 			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range 12 {
-					if _, err := busy.Exec(bg, "SELECT 1"); err != nil {
-						t.Errorf("a client sending every 100 ms, query %d: %v", i, err)
-						return
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			}()
+			keepSending(t, &wg, busy, "a client sending every 100 ms", 12, 100*time.Millisecond, "SELECT 1")
 			time.Sleep(1200 * time.Millisecond)
 			wg.Wait()
 			wantClosedWith(t, silent, "57P05", "client_idle_timeout (400ms without a message)")
@@ -206,16 +214,7 @@ func TestQueryTimeout(t *testing.T) {
 				t.Fatal(err)
 			}
 			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range 6 {
-					if _, err := quick.Exec(bg, "SELECT pg_sleep(0.2)"); err != nil {
-						t.Errorf("a 0.2 s query, number %d: %v", i, err)
-						return
-					}
-				}
-			}()
+			keepSending(t, &wg, quick, "a 0.2 s query", 6, 0, "SELECT pg_sleep(0.2)")
 			sleep := "SELECT pg_sleep(30) /* " + mode + " */"
 			_, err := slow.Exec(bg, sleep)
 			var pe *pgconn.PgError
@@ -250,25 +249,9 @@ func TestTransactionTimeout(t *testing.T) {
 				t.Fatal(err)
 			}
 			var wg sync.WaitGroup
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				for i := range 15 {
-					if _, err := short.Exec(bg, "BEGIN"); err != nil {
-						t.Errorf("transaction %d of 0.1 s: %v", i, err)
-						return
-					}
-					if _, err := short.Exec(bg, "SELECT pg_sleep(0.1)"); err != nil {
-						t.Errorf("transaction %d of 0.1 s: %v", i, err)
-						return
-					}
-					if _, err := short.Exec(bg, "COMMIT"); err != nil {
-						t.Errorf("transaction %d of 0.1 s: %v", i, err)
-						return
-					}
-				}
-			}()
+			keepSending(t, &wg, short, "a transaction of 0.1 s", 15, 0, "BEGIN", "SELECT pg_sleep(0.1)", "COMMIT")
 			sleep := "SELECT pg_sleep(30) /* tx " + mode + " */"
+			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				_, err := longStmt.Exec(bg, sleep)

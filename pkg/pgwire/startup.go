@@ -199,13 +199,30 @@ func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
 // serverTLS is the server side of a TLS handshake on conn with cfg
 // (ALPN "postgresql" added for direct TLS), and where the certificate it
 // presents is kept once the handshake is done: cfg's only certificate,
-// or what its GetCertificate returned.
+// or what its GetCertificate returned. A GetConfigForClient (a server that
+// swaps its CAs at a reload) has the config it returns set up the same way.
 func serverTLS(conn net.Conn, cfg *tls.Config) (*tls.Conn, **tls.Certificate) {
+	served := new(*tls.Certificate)
+	c := servingConfig(cfg, served)
+	if get := c.GetConfigForClient; get != nil {
+		c.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			fc, err := get(h)
+			if err != nil || fc == nil {
+				return fc, err // nil: c itself, already set up
+			}
+			return servingConfig(fc, served), nil
+		}
+	}
+	return tls.Server(conn, c), served
+}
+
+// servingConfig is a copy of cfg with ALPN "postgresql" and the served
+// certificate recorded in served.
+func servingConfig(cfg *tls.Config, served **tls.Certificate) *tls.Config {
 	c := cfg.Clone()
 	if !slices.Contains(c.NextProtos, alpnPostgres) {
 		c.NextProtos = append(c.NextProtos, alpnPostgres)
 	}
-	served := new(*tls.Certificate)
 	switch get := c.GetCertificate; {
 	case get != nil:
 		c.GetCertificate = func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
@@ -216,7 +233,7 @@ func serverTLS(conn net.Conn, cfg *tls.Config) (*tls.Conn, **tls.Certificate) {
 	case len(c.Certificates) == 1:
 		*served = &c.Certificates[0]
 	}
-	return tls.Server(conn, c), served
+	return c
 }
 
 // prefixConn replays bytes already read before reading the connection.

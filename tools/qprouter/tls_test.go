@@ -153,3 +153,27 @@ func startWithHUP(t *testing.T, args ...string) (addr string, reload func(want s
 	}
 	return addr, reload, stop
 }
+
+// TestChannelBindingWithCA: with --tls-ca-file (each handshake's settings
+// then come from a callback, so that a reload can swap the CAs) SCRAM
+// still offers channel binding and direct TLS still negotiates ALPN: a
+// client with channel_binding=require logs in, over an SSLRequest and
+// over direct TLS.
+func TestChannelBindingWithCA(t *testing.T) {
+	c := pgtest.Shared(t)
+	dir := t.TempDir()
+	writeCert(t, dir, 1)
+	issue(t, dir, "ca", "test CA", true, nil, nil)
+	users := filepath.Join(dir, "users.txt")
+	write(t, users, `"postgres" "s3cret"`+"\n")
+	url, stop := startRouter(t, c.URL(), "--auth-file", users, "--tls-cert", filepath.Join(dir, "cert.pem"),
+		"--tls-key", filepath.Join(dir, "key.pem"), "--tls-ca-file", filepath.Join(dir, "ca.pem"))
+	defer stop()
+	base := strings.Replace(url, "postgres@", "postgres:s3cret@", 1)
+	base = strings.Replace(base, "sslmode=disable", "sslmode=require&channel_binding=require", 1)
+	for _, negotiation := range []string{"postgres", "direct"} {
+		if err := loginAs(base+"&sslnegotiation="+negotiation, "postgres"); err != nil {
+			t.Errorf("channel_binding=require, sslnegotiation=%s: %v", negotiation, err)
+		}
+	}
+}

@@ -42,9 +42,14 @@ type Settings struct {
 	// "pool_mode", "max_lifetime", "acquire_timeout"), values in flag
 	// syntax.
 	Pools map[string]map[string]string
-	// PoolErrors are per-pool values qprouter cannot use (a pool_mode of
-	// statement, a pool_size that is no number); unlike Errors nothing
-	// above the file replaces them.
+	// Databases are the servers of the [databases] entries other than *
+	// (the server_url value), by database name, as postgres:// URLs: the
+	// config key "databases" of proxyserver.Config.
+	Databases map[string]string
+	// PoolErrors are per-database and per-pool values qprouter cannot use
+	// (a pool_mode of statement, a pool_size that is no number, an entry
+	// with several hosts); unlike Errors nothing above the file replaces
+	// them.
 	PoolErrors []error
 	// Notes are what the file sets that qprouter ignores or does
 	// differently, to log once: warnings, and debug lines for keys that

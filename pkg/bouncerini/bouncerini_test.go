@@ -1,6 +1,7 @@
 package bouncerini
 
 import (
+	"errors"
 	"log/slog"
 	"maps"
 	"os"
@@ -93,14 +94,8 @@ func TestBouncerRefused(t *testing.T) {
 	for _, c := range []struct{ text, key, msg string }{
 		{base + "pool_mode = statement\n", "pool_mode", "pool_mode = statement: qprouter has no statement mode; use transaction"},
 		{base + "pool_mode = batch\n", "pool_mode", "pool_mode = batch: want session or transaction"},
-		{"[databases]\na = host=db1 port=5432\nb = host=db2 port=5432\n[pgbouncer]\nauth_type = trust\n", "server_url",
-			"[databases] b points at db2:5432, [databases] a at db1:5432: qprouter serves one server"},
-		{"[databases]\na = host=db1\nb = host=db1 port=6000\n", "server_url", "[databases] b points at db1:6000, [databases] a at db1:5432"},
-		{"[databases]\nbar = host=db1 dbname=baz\n", "server_url", "[databases] bar: dbname=baz renames the database"},
-		{"[databases]\n* = host=db1 dbname=baz\n", "server_url", "[databases] *: dbname=baz renames the database"},
-		{"[databases]\na = host=db1,db2\n", "server_url", "[databases] a: host=db1,db2 lists several hosts"},
-		{"[databases]\na = host=db1 password=x\nb = host=db1 password=y\n", "server_url", "[databases] b and [databases] a have different passwords"},
-		{"[databases]\na = host='db1\n", "server_url", "[databases] a = host='db1: a quoted value is not closed"},
+		{"[databases]\n* = host=db1 dbname=baz\n", "server_url", "[databases] *: dbname=baz: the * entry serves each database under its own name"},
+		{"[databases]\n* = host=db1,db2\n", "server_url", "[databases] *: host=db1,db2 lists several hosts"},
 		{"[pgbouncer]\nauth_type = trust\n", "server_url", "no [databases] entry to take the server from"},
 		{"[databases]\n* = host=db1\n", "auth_file", "auth_type = md5 without auth_file or auth_user"},
 		{base + "auth_type = hba\n", "auth_hba_file", "auth_type = hba without auth_hba_file"},
@@ -120,6 +115,47 @@ func TestBouncerRefused(t *testing.T) {
 		}
 		if _, ok := s.Values[c.key]; ok {
 			t.Errorf("%q: %s both refused and set to %q", c.text, c.key, s.Values[c.key])
+		}
+	}
+}
+
+// Each [databases] entry but * is a database of its own on its server,
+// renamed, with a forced user and its password, as PgBouncer serves it;
+// entries qprouter cannot serve are errors naming them.
+func TestBouncerDatabases(t *testing.T) {
+	s := load(t, "[databases]\n"+
+		"a = host=db1 port=5432\n"+
+		"b = host=db2 port=6000 dbname=real_b\n"+
+		"c = host=db1 dbname=c2 user=app password='p w'\n"+
+		"d = user=ro\n"+
+		"* = host=db3 password=star\n"+
+		"[pgbouncer]\nauth_type = trust\nunix_socket_dir = /run/bouncer\nserver_tls_sslmode = require\n")
+	if len(s.Errors) > 0 || len(s.PoolErrors) > 0 {
+		t.Fatalf("errors: %v %v", s.Errors, s.PoolErrors)
+	}
+	want := map[string]string{
+		"a": "postgres://db1:5432/?sslmode=require",
+		"b": "postgres://db2:6000/real_b?sslmode=require",
+		"c": "postgres://app:p%20w@db1:5432/c2?sslmode=require",
+		"d": "postgres://ro@/?host=%2Frun%2Fbouncer&port=5432&sslmode=require",
+	}
+	if !maps.Equal(s.Databases, want) {
+		t.Errorf("databases:\n got %v\nwant %v", s.Databases, want)
+	}
+	if u := s.Values["server_url"]; u != "postgres://:star@db3:5432/?sslmode=require" {
+		t.Errorf("server_url = %q", u)
+	}
+	for _, c := range []struct{ text, msg string }{
+		{"[databases]\na = host=db1,db2\n* = host=db1\n", "[databases] a: host=db1,db2 lists several hosts"},
+		{"[databases]\na = host='db1\n* = host=db1\n", "[databases] a = host='db1: a quoted value is not closed"},
+		{"[databases]\na = port=x\n* = host=db1\n", "[databases] a: port=x: want a port number"},
+	} {
+		s := load(t, c.text)
+		if err := errors.Join(s.PoolErrors...); err == nil || !strings.Contains(err.Error(), c.msg) || !strings.HasPrefix(err.Error(), "pgbouncer.ini /") {
+			t.Errorf("%q: %v, want %q", c.text, err, c.msg)
+		}
+		if _, ok := s.Databases["a"]; ok || s.Values["server_url"] == "" {
+			t.Errorf("%q: databases %v, server_url %q", c.text, s.Databases, s.Values["server_url"])
 		}
 	}
 }
@@ -165,18 +201,19 @@ func TestBouncerIncludeAndValues(t *testing.T) {
 	for k, v := range map[string]string{
 		"pool_size": "7", "min_idle": "2", "reset_query": "SELECT 1 ; # not a comment", "listen": ":6432",
 		"max_lifetime": "1ns", "idle_timeout": "500ms", "acquire_timeout": "876000h0m0s",
-		"server_url": "postgres://:it%27s%20%231@/?host=%2Frun%2Fpg&port=5433",
 	} {
 		if s.Values[k] != v {
 			t.Errorf("%s = %q, want %q (errors %v)", k, s.Values[k], v, s.Errors)
 		}
 	}
-	cfg, err := pgconn.ParseConfig(s.Values["server_url"])
-	if err != nil || cfg.Host != "/run/pg" || cfg.Port != 5433 || cfg.Password != "it's #1" {
-		t.Errorf("server url %s: %+v %v", s.Values["server_url"], cfg, err)
+	// One entry, no *: that database only (no server_url).
+	if u, ok := s.Values["server_url"]; ok {
+		t.Errorf("server_url = %q without a * entry", u)
 	}
-	if w := notes(s, slog.LevelWarn); !strings.Contains(w, "[databases] lists my db and no *: qprouter serves every database of the server") {
-		t.Errorf("warnings:\n%s", w)
+	url := s.Databases["my db"]
+	cfg, err := pgconn.ParseConfig(url)
+	if url != "postgres://:it%27s%20%231@/?host=%2Frun%2Fpg&port=5433" || err != nil || cfg.Host != "/run/pg" || cfg.Port != 5433 || cfg.Password != "it's #1" {
+		t.Errorf("databases %v: %+v %v", s.Databases, cfg, err)
 	}
 }
 
@@ -191,7 +228,6 @@ func TestBouncerWarnings(t *testing.T) {
 	for _, want := range []string{
 		"unknown keys ignored: [pgbouncer] frobnicate, [databases] x: colour, [users] app: mystery, [extra]",
 		"server_round_robin = 1 ignored",
-		"[databases] x: user=app is not forced",
 		"[databases] x: load_balance_hosts=disable ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime, query_wait_timeout, reserve_pool, max_db_connections and max_db_client_connections ([users]: pool_mode, max_user_connections and max_user_client_connections)",
 		"[databases] *: max_db_connections=4 pool_size=3 ignored: the [pgbouncer] settings apply to databases without an entry of their own",
 		"[databases] x: connect_query=SELECT 1 ignored",

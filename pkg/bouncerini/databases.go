@@ -1,9 +1,10 @@
-// The [databases] and [users] sections: one server URL, or a refusal.
+// The [databases] and [users] sections: the servers, and per-pool settings.
 
 package bouncerini
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"slices"
@@ -28,9 +29,11 @@ var perPool = []string{"load_balance_hosts"}
 var onServer = []string{"auth_user", "auth_dbname", "auth_query", "connect_query", "client_encoding", "datestyle",
 	"timezone", "application_name"}
 
-// databases builds the server URL from [databases]: every entry must
-// point at one host and port (with one password, if any) and keep its
-// name as the database name.
+// databases maps [databases]: the * entry becomes the server URL, every
+// other entry a database of its own with its server (host, port, the
+// database there, a forced user and its password), as PgBouncer serves
+// them. Without a * entry other database names are refused, as in
+// PgBouncer.
 func (m *mapper) databases(f *ini.File, server serverSide) {
 	sec, err := f.GetSection("databases")
 	var keys []*ini.Key
@@ -41,86 +44,87 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 		m.refuse("server_url", "no [databases] entry to take the server from: add one (* = host=... port=...) or give --server-url")
 		return
 	}
-	type target struct{ name, host, port, password string }
-	var first *target
-	var names []string
-	wildcard := false
 	for _, k := range keys {
 		name := unquoteKey(k.Name())
 		at := "[databases] " + name
 		params, err := connString(k.Value())
 		if err != nil {
-			m.refuse("server_url", "%s = %s: %v", at, k.Value(), err)
+			m.refuseDatabase(name, "%s = %s: %v", at, k.Value(), err)
 			continue
 		}
+		host, port := params["host"], params["port"]
+		if host == "" {
+			host = server.socketDir // PgBouncer's default: its own Unix socket directory
+		}
+		if port == "" {
+			port = "5432"
+		}
+		if strings.Contains(host, ",") {
+			m.refuseDatabase(name, "%s: host=%s lists several hosts; qprouter connects to one server per database", at, host)
+			continue
+		}
+		if n, err := strconv.ParseInt(port, 10, 32); err != nil || n < 1 || n > 65535 {
+			m.refuseDatabase(name, "%s: port=%s: want a port number", at, port)
+			continue
+		}
+		handled := []string{"host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode",
+			"server_lifetime", "query_wait_timeout", "reserve_pool", "reserve_pool_size", "max_db_connections", "max_db_client_connections"}
 		if name == "*" {
-			wildcard = true
+			if db, ok := params["dbname"]; ok {
+				m.refuse("server_url", "%s: dbname=%s: the * entry serves each database under its own name", at, db)
+				continue
+			}
+			if u, ok := params["user"]; ok {
+				m.warn("%s: user=%s is not forced: qprouter logs in to the server of * as each client's own user (give the database an entry of its own to force a user)", at, u)
+			}
+			m.set("server_url", serverURL(host, port, "", "", params["password"], server.params))
 		} else {
-			names = append(names, name)
-		}
-		t := target{name: name, host: params["host"], port: params["port"], password: params["password"]}
-		if t.host == "" {
-			t.host = server.socketDir // PgBouncer's default: its own Unix socket directory
-		}
-		if t.port == "" {
-			t.port = "5432"
-		}
-		if strings.Contains(t.host, ",") {
-			m.refuse("server_url", "%s: host=%s lists several hosts; qprouter connects to one server", at, t.host)
-			continue
-		}
-		if n, err := strconv.ParseInt(t.port, 10, 32); err != nil || n < 1 || n > 65535 {
-			m.refuse("server_url", "%s: port=%s: want a port number", at, t.port)
-			continue
-		}
-		if db, ok := params["dbname"]; ok && (name == "*" || db != name) {
-			m.refuse("server_url", "%s: dbname=%s renames the database; qprouter passes the client's database name to the server (no aliases)", at, db)
-			continue
-		}
-		switch {
-		case first == nil:
-			first = &t
-		case t.host != first.host || t.port != first.port:
-			m.refuse("server_url", "%s points at %s, [databases] %s at %s: qprouter serves one server (one --server-url)",
-				at, hostPort(t.host, t.port), first.name, hostPort(first.host, first.port))
-		case t.password != "" && first.password != "" && t.password != first.password:
-			m.refuse("server_url", "%s and [databases] %s have different passwords: qprouter has one server URL; keep one password= or put each user's password in auth_file", at, first.name)
-		case first.password == "":
-			first.password = t.password
+			if m.s.Databases == nil {
+				m.s.Databases = map[string]string{}
+			}
+			m.s.Databases[name] = serverURL(host, port, params["dbname"], params["user"], params["password"], server.params)
 		}
 		m.poolParams(at, name, params)
-		if u, ok := params["user"]; ok {
-			m.warn("%s: user=%s is not forced: qprouter logs in to the server as each client's own user (clients logging in as %s are not affected)", at, u, u)
-		}
-		m.otherParams(at, params, "host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode",
-			"server_lifetime", "query_wait_timeout", "reserve_pool", "reserve_pool_size", "max_db_connections", "max_db_client_connections")
+		m.otherParams(at, params, handled...)
 	}
-	if first == nil {
+}
+
+// refuseDatabase records an entry qprouter cannot serve; nothing above the
+// file replaces it.
+func (m *mapper) refuseDatabase(name, format string, args ...any) {
+	if name == "*" {
+		m.refuse("server_url", format+" (or give --server-url)", args...)
 		return
 	}
-	if !wildcard {
-		m.warn("[databases] lists %s and no *: qprouter serves every database of the server, not only these", strings.Join(names, ", "))
-	}
-	u := url.URL{Scheme: "postgres", Path: "/"}
+	m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: "+format, append([]any{m.path}, args...)...))
+}
+
+// serverURL is a [databases] entry as a postgres:// URL: host a name, an
+// address or a Unix socket directory ("": the client library's default
+// ones), with the [pgbouncer] TLS and timeout parameters.
+func serverURL(host, port, dbname, user, password string, params url.Values) string {
+	u := url.URL{Scheme: "postgres", Path: "/" + dbname}
 	q := url.Values{}
-	for k, v := range server.params {
+	for k, v := range params {
 		q[k] = v
 	}
 	switch {
-	case first.host == "" || strings.HasPrefix(first.host, "/"):
-		// A Unix socket directory (or the client library's default ones).
-		if first.host != "" {
-			q.Set("host", first.host)
+	case host == "" || strings.HasPrefix(host, "/"):
+		if host != "" {
+			q.Set("host", host)
 		}
-		q.Set("port", first.port)
+		q.Set("port", port)
 	default:
-		u.Host = net.JoinHostPort(first.host, first.port)
+		u.Host = net.JoinHostPort(host, port)
 	}
-	if first.password != "" {
-		u.User = url.UserPassword("", first.password)
+	switch {
+	case password != "":
+		u.User = url.UserPassword(user, password)
+	case user != "":
+		u.User = url.User(user)
 	}
 	u.RawQuery = q.Encode()
-	m.set("server_url", u.String())
+	return u.String()
 }
 
 // poolParams maps the per-pool keys of the entry at (database or user

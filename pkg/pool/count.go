@@ -39,20 +39,14 @@ func CountConn(c net.Conn, read, wrote func(n int)) net.Conn {
 	return &countConn{Conn: c, read: read, wrote: wrote}
 }
 
-// CountingConnector is URLConnector with every server connection wrapped
-// by CountConn (bytes on the wire, TLS included).
-func CountingConnector(serverURL string, password func(user string) string, read, wrote func(n int)) (Connector, error) {
-	base, err := pgconn.ParseConfig(serverURL)
-	if err != nil {
-		return nil, err
-	}
-	dial := base.DialFunc
-	base.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+// CountingDial wraps dial so that every connection it makes is counted
+// (CountConn).
+func CountingDial(dial pgconn.DialFunc, read, wrote func(n int)) pgconn.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
 		return CountConn(rawconn.Wrap(c), read, wrote), nil
 	}
-	return connectorFor(base, password), nil
 }

@@ -460,7 +460,7 @@ func (s *session) finalOf(err error) *clientError {
 func (s *session) welcome() error {
 	pl, err := s.p.router.Route(context.Background(), route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
 	if err != nil {
-		pgwire.WriteError(s.client.Conn, "FATAL", "08006", "qprouter: "+err.Error())
+		pgwire.WriteError(s.client.Conn, "FATAL", sqlstateOf(err), "qprouter: "+err.Error())
 		return err
 	}
 	if err := pl.Join(); err != nil {
@@ -685,7 +685,7 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 			var err error
 			pl, err = s.p.router.Route(context.Background(), route.Request{Database: s.db, User: s.user, ClientAddr: s.addr, SQL: sql})
 			if err != nil {
-				return nil, &clientError{"08006", "qprouter: " + err.Error()}
+				return nil, &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
 			}
 		}
 		if s.lp.inLoop {

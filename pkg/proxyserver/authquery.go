@@ -3,6 +3,7 @@
 package proxyserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/route"
 )
 
 // DefaultAuthQuery is what runs when only an auth user is given: the
@@ -24,36 +26,26 @@ const DefaultAuthQuery = `SELECT rolname, CASE WHEN rolvaliduntil < now() THEN N
 const authQueryTimeout = 5 * time.Second
 
 // authQuery runs the query as the auth user, in the auth database or the
-// client's, on a small pool per database kept for the process's life.
+// client's, on that database's server (its target), on a small pool per
+// database kept for the process's life.
 type authQuery struct {
-	base     *pgxpool.Config
+	targets  *route.Targets
 	query    string
+	user     string
+	password string // the auth file's plaintext for user, used when the target's URL has none
 	database string // "": the client's
 
 	mu    sync.Mutex
 	pools map[string]*pgxpool.Pool
 }
 
-// newAuthQuery prepares lookups against serverURL as user, with password
-// (when not empty and the URL has none).
-func newAuthQuery(serverURL, query, user, database, password string) (*authQuery, error) {
-	base, err := pgxpool.ParseConfig(serverURL)
-	if err != nil {
-		return nil, fmt.Errorf("auth query: server url: %w", err)
-	}
-	base.ConnConfig.User = user
-	if password != "" && base.ConnConfig.Password == "" {
-		base.ConnConfig.Password = password
-	}
-	base.MaxConns = 2
-	base.MinConns = 0
-	base.MaxConnIdleTime = time.Minute
-	// One round trip, no prepared statements left on the server.
-	base.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+// newAuthQuery prepares lookups as user on the servers of targets, with
+// password when a target's URL gives none.
+func newAuthQuery(targets *route.Targets, query, user, database, password string) *authQuery {
 	if query == "" {
 		query = DefaultAuthQuery
 	}
-	return &authQuery{base: base, query: query, database: database, pools: map[string]*pgxpool.Pool{}}, nil
+	return &authQuery{targets: targets, query: query, user: user, password: password, database: database, pools: map[string]*pgxpool.Pool{}}
 }
 
 // lookup returns user's credential from the query's second column; no
@@ -97,8 +89,24 @@ func (a *authQuery) pool(database string) (*pgxpool.Pool, error) {
 	if p := a.pools[database]; p != nil {
 		return p, nil
 	}
-	cfg := a.base.Copy()
-	cfg.ConnConfig.Database = database
+	tg, err := a.targets.For(database)
+	if err != nil {
+		return nil, fmt.Errorf("auth query: %w", err)
+	}
+	cfg, err := pgxpool.ParseConfig(tg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("auth query: server url: %w", err)
+	}
+	cfg.ConnConfig.Database = cmp.Or(tg.Database, database)
+	cfg.ConnConfig.User = a.user
+	if cfg.ConnConfig.Password == "" {
+		cfg.ConnConfig.Password = a.password
+	}
+	cfg.MaxConns = 2
+	cfg.MinConns = 0
+	cfg.MaxConnIdleTime = time.Minute
+	// One round trip, no prepared statements left on the server.
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	p, err := pgxpool.NewWithConfig(context.Background(), cfg) // connects lazily
 	if err != nil {
 		return nil, fmt.Errorf("auth query: %w", err)

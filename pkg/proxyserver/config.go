@@ -9,6 +9,7 @@ import (
 
 	"github.com/qpkit/qpkit/pkg/cmdline"
 	"github.com/qpkit/qpkit/pkg/proxy"
+	"github.com/qpkit/qpkit/pkg/route"
 )
 
 // Config is every setting of a proxy server. The toml tags are the keys of
@@ -62,6 +63,11 @@ type Config struct {
 	LoginTimeout       time.Duration `toml:"client_login_timeout"`        // a client's startup, TLS and authentication together (0: 10s)
 	ShutdownTimeout    time.Duration `toml:"shutdown_timeout"`            // drain time once the context ends
 	LogLevel           string        `toml:"log_level"`                   // debug, info, warn or error
+	// Databases are servers for some client database names (the
+	// [databases] table: name = "postgres://host:port/database"), as
+	// PgBouncer's [databases]; see route.NewTargets. With entries,
+	// ServerURL serves the other names, and without it they are refused.
+	Databases map[string]string `toml:"databases"`
 	// Pools override the pool settings above for some databases and
 	// users ([pools."database/user"] tables; see PoolSettings).
 	Pools map[string]PoolSettings `toml:"pools"`
@@ -79,8 +85,11 @@ func configError(err error) error { return &ConfigError{err} }
 
 // Check refuses bad settings (as a *ConfigError) before any work.
 func (c *Config) Check() error {
-	if c.ServerURL == "" {
-		return configError(errors.New("--server-url is required (or server_url in --config)"))
+	if c.ServerURL == "" && len(c.Databases) == 0 {
+		return configError(errors.New("--server-url is required (or server_url, or a [databases] table, in --config)"))
+	}
+	if _, err := route.NewTargets(c.ServerURL, c.Databases); err != nil {
+		return configError(err)
 	}
 	if _, err := proxy.ParseMode(c.PoolMode); err != nil {
 		return configError(err)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/qpkit/qpkit/pkg/admin"
 	"github.com/qpkit/qpkit/pkg/bouncerini"
 	"github.com/qpkit/qpkit/pkg/hba"
@@ -34,7 +36,8 @@ type Options struct {
 	Config Config
 	// Load returns the settings a reload applies (it rereads the config
 	// file); nil keeps Config. Either way a reload rereads the auth file,
-	// and Listen, ServerURL, PoolMode and Admin keep their first values.
+	// and Listen, ServerURL, Databases, PoolMode and Admin keep their
+	// first values.
 	Load func() (Config, error)
 	// Logs receives the text log (nil: discarded).
 	Logs io.Writer
@@ -55,6 +58,8 @@ type Server struct {
 	proxy *proxy.Proxy
 	admin *admin.Server   // nil without Config.Admin
 	loops []*netloop.Loop // none without Config.EventLoop
+	// targets is the server of each client database name (fixed at start).
+	targets *route.Targets
 
 	mu    sync.Mutex
 	cfg   Config
@@ -95,24 +100,23 @@ func New(opts Options) (*Server, error) {
 	if s.hba, err = loadHBA(c); err != nil {
 		return nil, err
 	}
+	targets, err := route.NewTargets(c.ServerURL, c.Databases)
+	if err != nil {
+		return nil, configError(err)
+	}
+	s.targets = targets
 	if c.AuthUser != "" {
-		pw := users[c.AuthUser].Plaintext()
-		if s.authq, err = newAuthQuery(c.ServerURL, c.AuthQuery, c.AuthUser, c.AuthDatabase, pw); err != nil {
-			return nil, configError(err)
-		}
+		s.authq = newAuthQuery(targets, c.AuthQuery, c.AuthUser, c.AuthDatabase, users[c.AuthUser].Plaintext())
 	}
 	if c.Admin != "" {
 		s.admin = s.newAdmin()
 	}
-	var connect pool.Connector
 	if adm := s.admin; adm != nil {
-		connect, err = pool.CountingConnector(c.ServerURL, s.serverPassword, adm.Bytes(admin.FromServer), adm.Bytes(admin.ToServer))
-	} else {
-		connect, err = pool.URLConnector(c.ServerURL, s.serverPassword)
+		targets.WrapDial(func(dial pgconn.DialFunc) pgconn.DialFunc {
+			return pool.CountingDial(dial, adm.Bytes(admin.FromServer), adm.Bytes(admin.ToServer))
+		})
 	}
-	if err != nil {
-		return nil, configError(err)
-	}
+	connect := targets.Connector(s.serverPassword)
 	auth := &pgwire.ServerConfig{Credentials: s.credential, QuickCredentials: s.quickCredential, RequireTLS: c.RequireTLS || c.RequireClientCert,
 		StartupTimeout: c.LoginTimeout}
 	switch {
@@ -160,7 +164,7 @@ func New(opts Options) (*Server, error) {
 		IdleTransactionTimeout: func() time.Duration { c, _ := s.get(); return c.IdleTxTimeout },
 		QueryTimeout:           func() time.Duration { c, _ := s.get(); return c.QueryTimeout },
 		TransactionTimeout:     func() time.Duration { c, _ := s.get(); return c.TxTimeout },
-		Pools:                  &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log},
+		Pools:                  &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log, Targets: targets},
 		Auth:                   auth,
 		MaxClients:             c.MaxClients,
 		PreparedPerServer:      c.PreparedPerServer,
@@ -270,6 +274,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		defer s.authq.close()
 	}
 	log.Info("qprouter listening", "addr", ln.Addr().String(), "server", redact(c.ServerURL), "mode", c.PoolMode, "pool_size", c.PoolSize)
+	for _, name := range s.targets.Names() {
+		tg, _ := s.targets.For(name)
+		log.Info("database served elsewhere", "database", name, "server", redact(tg.URL))
+	}
 	if s.opts.Ready != nil {
 		s.opts.Ready(ln.Addr().String())
 	}
@@ -364,7 +372,10 @@ func (s *Server) reload() error {
 	if modesChanged(s.opts.Config, nc) {
 		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")
 	}
-	nc.Listen, nc.ServerURL, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.PoolMode, old.Admin
+	if nc.ServerURL != old.ServerURL || !maps.Equal(nc.Databases, old.Databases) {
+		s.log.Warn("reload: server_url and databases take effect at the next start; the servers stay as they were")
+	}
+	nc.Listen, nc.ServerURL, nc.Databases, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.Databases, old.PoolMode, old.Admin
 	nc.UnixSocketDir, nc.UnixSocketMode, nc.UnixSocketGroup = old.UnixSocketDir, old.UnixSocketMode, old.UnixSocketGroup
 	nc.AuthType = old.AuthType // the methods are set up at start
 	s.cfg, s.users, s.hba = nc, nu, nh

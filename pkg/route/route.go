@@ -38,15 +38,26 @@ type Pools struct {
 	Log    *slog.Logger
 	// Adopt, when set, is given to every new pool (pool.Pool.SetAdopt).
 	Adopt func(net.Conn) (net.Conn, error)
+	// Targets, when set, refuses database names it has no server for and
+	// gives the forced user of a database's target as its pools' user.
+	Targets *Targets
 
 	mu     sync.Mutex
 	pools  map[[2]string]*pool.Pool
 	limits map[string]*pool.Limit // by name: one per database and one per user
 }
 
-// Route returns the pool of (r.Database, r.User), creating it.
+// Route returns the pool of (r.Database, r.User), creating it; with
+// Targets, the user is the target's forced user when it has one.
 func (s *Pools) Route(_ context.Context, r Request) (*pool.Pool, error) {
-	return s.Get(r.Database, r.User), nil
+	user := r.User
+	if s.Targets != nil {
+		if _, err := s.Targets.For(r.Database); err != nil {
+			return nil, err
+		}
+		user = s.Targets.poolUser(r.Database, user)
+	}
+	return s.Get(r.Database, user), nil
 }
 
 // Get returns the pool of (database, user), creating it.

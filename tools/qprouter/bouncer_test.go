@@ -75,7 +75,7 @@ func TestBouncerConfig(t *testing.T) {
 		PoolSize: 4, MinIdle: 1, MaxClients: 200, AcquireTimeout: 15 * time.Second, IdleTimeout: 5 * time.Minute,
 		MaxLifetime: 30 * time.Minute, HealthCheckAfter: 10 * time.Second, ResetQuery: "DISCARD ALL", ReservePoolTimeout: 5 * time.Second, TCPDeferAccept: true,
 		AuthFile: filepath.Join(dir, "userlist.txt"), AuthType: "md5", PreparedPerServer: 256, LoginTimeout: 10 * time.Second, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
-		EventLoop: true, IOURing: true,
+		EventLoop: true, IOURing: true, Databases: map[string]string{"appdb": "postgres://127.0.0.1:5433/appdb?sslmode=disable"},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config:\n got %+v\nwant %+v", cfg, want)
@@ -166,14 +166,16 @@ func TestBouncerErrors(t *testing.T) {
 		return p
 	}
 	statement := bad("statement.ini", "pool_mode = transaction", "pool_mode = statement")
-	twoHosts := bad("hosts.ini", "* = host=127.0.0.1", "* = host=10.1.1.1")
+	twoHosts := bad("hosts.ini", "* = host=127.0.0.1", "* = host=10.1.1.1,10.1.1.2")
+	appHosts := bad("apphosts.ini", "appdb = host=127.0.0.1", "appdb = host=127.0.0.1,10.1.1.1")
 	missing := filepath.Join(dir, "missing.ini")
 	for _, c := range []struct {
 		args []string
 		msg  string
 	}{
 		{[]string{"--pgbouncer-ini", statement}, "qprouter: pgbouncer.ini " + statement + ": pool_mode = statement: qprouter has no statement mode; use transaction (or give --pool-mode)\n"},
-		{[]string{"--pgbouncer-ini", twoHosts}, "qprouter: pgbouncer.ini " + twoHosts + ": [databases] * points at 10.1.1.1:5433, [databases] appdb at 127.0.0.1:5433: qprouter serves one server (one --server-url)\n"},
+		{[]string{"--pgbouncer-ini", twoHosts}, "qprouter: pgbouncer.ini " + twoHosts + ": [databases] *: host=10.1.1.1,10.1.1.2 lists several hosts; qprouter connects to one server per database (or give --server-url)\n"},
+		{[]string{"--pgbouncer-ini", appHosts}, "qprouter: pgbouncer.ini " + appHosts + ": [databases] appdb: host=127.0.0.1,10.1.1.1 lists several hosts; qprouter connects to one server per database\n"},
 		{[]string{"--pgbouncer-ini", missing}, "qprouter: pgbouncer.ini: open " + missing + ": no such file or directory\n"},
 	} {
 		var errb bytes.Buffer

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,7 +42,7 @@ type settings struct {
 	UnixSocketDir      string        `name:"unix-socket-dir" help:"Also listen on a Unix socket in this directory, named as PostgreSQL names it (.s.PGSQL.<port of --listen>), so that psql -h DIR -p PORT reaches qprouter; a stale socket file is replaced. Empty: TCP only." placeholder:"DIR" env:"QPROUTER_UNIX_SOCKET_DIR"`
 	UnixSocketMode     string        `help:"Permissions of the Unix socket file, octal." default:"0777" env:"QPROUTER_UNIX_SOCKET_MODE"`
 	UnixSocketGroup    string        `help:"Group of the Unix socket file, a name or number (empty: qprouter's own), so that with --unix-socket-mode 0770 only its members connect." placeholder:"GROUP" env:"QPROUTER_UNIX_SOCKET_GROUP"`
-	ServerURL          string        `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
+	ServerURL          string        `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client. A [databases] table in --config gives some databases servers of their own (this one then serves the others, or none)." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
 	PoolMode           string        `help:"session or transaction." default:"session" enum:"session,transaction" env:"QPROUTER_POOL_MODE"`
 	PoolSize           int           `help:"Server connections per (database, user) at most." default:"20" env:"QPROUTER_POOL_SIZE"`
 	MinIdle            int           `help:"Idle server connections kept open per pool." default:"0" env:"QPROUTER_MIN_IDLE"`
@@ -84,8 +85,11 @@ type settings struct {
 	LoginTimeout       time.Duration `name:"client-login-timeout" help:"How long a client has, from connecting, to send its startup packet, negotiate TLS and log in (pgbouncer.ini client_login_timeout). Restart to change." default:"10s" env:"QPROUTER_CLIENT_LOGIN_TIMEOUT"`
 	ShutdownTimeout    time.Duration `help:"On SIGTERM, wait this long for transactions under way." default:"30s" env:"QPROUTER_SHUTDOWN_TIMEOUT"`
 	LogLevel           string        `help:"debug, info, warn or error." default:"info" enum:"debug,info,warn,error" env:"QPROUTER_LOG_LEVEL"`
+	// Databases come from the --config file's [databases] table and
+	// pgbouncer.ini's [databases] entries (readTables).
+	Databases map[string]string `kong:"-"`
 	// Pools come from the --config file's [pools."database/user"] tables
-	// only (readPools).
+	// only (readTables).
 	Pools map[string]proxyserver.PoolSettings `kong:"-"`
 }
 
@@ -102,6 +106,7 @@ Exit codes: 0 ok, 1 could not serve, 2 bad usage.`
 func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, notes []bouncerini.Note, exited bool, code int, err error) {
 	c := &cli{}
 	var iniPools map[string]proxyserver.PoolSettings
+	var iniDatabases map[string]string
 	config := kong.Configuration(proxyserver.TOMLResolver)
 	kctx, exited, code, err := cmdline.Parse(c, "qprouter", description, args, stdout, stderr, config)
 	if exited || err != nil {
@@ -128,31 +133,37 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 		if iniPools, err = proxyserver.PoolsFromValues(b.Pools); err != nil {
 			return cfg, nil, false, 0, err
 		}
+		iniDatabases = b.Databases
 		notes = b.Notes
 	}
 	cfg = proxyserver.Config(c.Settings)
 	if c.Config != "" {
-		if cfg.Pools, err = readPools(string(c.Config)); err != nil {
+		if cfg.Pools, cfg.Databases, err = readTables(string(c.Config)); err != nil {
 			return cfg, nil, false, 0, err
 		}
 	}
 	// The config file's tables over pgbouncer.ini's, field by field.
 	cfg.Pools = proxyserver.MergePools(cfg.Pools, iniPools)
+	cfg.Databases = proxyserver.MergeDatabases(cfg.Databases, iniDatabases)
 	return cfg, notes, false, 0, cfg.Check()
 }
 
-// readPools reads the per-pool settings of the config file at path.
-func readPools(path string) (map[string]proxyserver.PoolSettings, error) {
-	f, err := os.Open(path)
+// readTables reads the per-pool settings and the database servers of the
+// config file at path.
+func readTables(path string) (map[string]proxyserver.PoolSettings, map[string]string, error) {
+	text, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
-	pools, err := proxyserver.ReadPools(f)
+	pools, err := proxyserver.ReadPools(bytes.NewReader(text))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return pools, nil
+	dbs, err := proxyserver.ReadDatabases(bytes.NewReader(text))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pools, dbs, nil
 }
 
 // run parses args, serves until ctx ends and returns the exit code. hup

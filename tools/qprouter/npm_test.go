@@ -95,11 +95,17 @@ func TestNpmClients(t *testing.T) {
 // function that drains it, reporting its logs when it fails.
 func startRouter(t *testing.T, serverURL string, args ...string) (string, func()) {
 	t.Helper()
+	return startRouterWith(t, append([]string{"--server-url", serverURL}, args...)...)
+}
+
+// startRouterWith is startRouter with the servers in args.
+func startRouterWith(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
 	codec := make(chan int, 1)
 	logs := &syncBuf{}
-	args = append([]string{"--server-url", serverURL, "--listen", "127.0.0.1:0", "--acquire-timeout", "30s", "--shutdown-timeout", "5s"}, args...)
+	args = append([]string{"--listen", "127.0.0.1:0", "--acquire-timeout", "30s", "--shutdown-timeout", "5s"}, args...)
 	go func() { codec <- run(ctx, args, logs, logs, nil, func(a string) { addrc <- a }) }()
 	var addr string
 	select {

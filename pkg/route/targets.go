@@ -1,0 +1,184 @@
+// Targets: which server each client database name is served by, as PgBouncer's [databases] section says.
+
+package route
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pool"
+)
+
+// Target is the server that one client database name is served by.
+type Target struct {
+	// URL is the target as configured (it may hold a password).
+	URL string
+	// Database is the database on the server ("": the client's name).
+	Database string
+	// User, when set, is the user every client of the database is served
+	// as (PgBouncer's user=): their pools are one pool per database.
+	User string
+
+	cfg         *pgconn.Config // host, port, TLS and password; Database and User are set per connection
+	ownPassword bool           // a named entry's URL gives a password: it wins over the auth file's
+}
+
+// Targets maps client database names to servers: named entries first,
+// then the default server (nil: an unknown name is refused).
+type Targets struct {
+	named    map[string]*Target
+	fallback *Target
+}
+
+// NoDatabaseError is a client's database name that no target serves. It
+// carries PostgreSQL's SQLSTATE for an unknown database, 3D000.
+type NoDatabaseError struct{ Database string }
+
+func (e *NoDatabaseError) Error() string {
+	return fmt.Sprintf("no such database: %q (no databases entry names it and there is no default server)", e.Database)
+}
+
+// SQLState is invalid_catalog_name.
+func (e *NoDatabaseError) SQLState() string { return "3D000" }
+
+// NewTargets reads the default server (any connection string pgx
+// accepts; its database and user are ignored, each client's are used;
+// "": none) and the named targets (postgres:// URLs whose database, when
+// given, replaces the client's and whose user, when given, is forced;
+// the name "*" is the default server, which then must not be given
+// twice). Errors name the entry.
+func NewTargets(defaultURL string, named map[string]string) (*Targets, error) {
+	t := &Targets{named: make(map[string]*Target, len(named))}
+	if star, ok := named["*"]; ok {
+		if defaultURL != "" {
+			return nil, fmt.Errorf(`databases."*" and server_url both name the default server: keep one`)
+		}
+		defaultURL = star
+	}
+	if defaultURL != "" {
+		cfg, err := pgconn.ParseConfig(defaultURL)
+		if err != nil {
+			return nil, fmt.Errorf("server url: %w", err)
+		}
+		t.fallback = &Target{URL: defaultURL, cfg: cfg}
+	}
+	names := make([]string, 0, len(named))
+	for name := range named {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if name == "*" {
+			continue
+		}
+		tg, err := parseTarget(named[name])
+		if err != nil {
+			return nil, fmt.Errorf("databases.%q: %w", name, err)
+		}
+		t.named[name] = tg
+	}
+	return t, nil
+}
+
+// parseTarget reads a named entry: a URL, so that its database and user
+// are told apart from the defaults pgx would fill in.
+func parseTarget(raw string) (*Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, fmt.Errorf("want a postgres:// URL (postgres://[user[:password]@]host[:port]/[database][?sslmode=...])")
+	}
+	cfg, err := pgconn.ParseConfig(raw)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	pw, _ := u.User.Password()
+	tg := &Target{URL: raw, cfg: cfg, Database: cmp.Or(strings.TrimPrefix(u.Path, "/"), q.Get("dbname"), q.Get("database")),
+		User: cmp.Or(u.User.Username(), q.Get("user")), ownPassword: cmp.Or(pw, q.Get("password")) != ""}
+	return tg, nil
+}
+
+// For returns the target of a client's database name.
+func (t *Targets) For(database string) (*Target, error) {
+	if tg := t.named[database]; tg != nil {
+		return tg, nil
+	}
+	if t.fallback != nil {
+		return t.fallback, nil
+	}
+	return nil, &NoDatabaseError{Database: database}
+}
+
+// Names are the named targets' database names, sorted.
+func (t *Targets) Names() []string {
+	out := make([]string, 0, len(t.named))
+	for n := range t.named {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WrapDial makes every target's connections pass through wrap (byte
+// counting); call it before the first connection.
+func (t *Targets) WrapDial(wrap func(pgconn.DialFunc) pgconn.DialFunc) {
+	for _, tg := range t.all() {
+		tg.cfg.DialFunc = wrap(tg.cfg.DialFunc)
+	}
+}
+
+func (t *Targets) all() []*Target {
+	out := make([]*Target, 0, len(t.named)+1)
+	for _, tg := range t.named {
+		out = append(out, tg)
+	}
+	if t.fallback != nil {
+		out = append(out, t.fallback)
+	}
+	return out
+}
+
+// ConnConfig is the connection settings for a pool of database (the
+// client's name) and user (the pool's: the forced one, if any). The
+// password: a named entry's own (as PgBouncer's password=), else the
+// user's from password (the auth file's plaintext), else the default
+// server URL's.
+func (t *Targets) ConnConfig(database, user string, password func(user string) string) (*pgconn.Config, error) {
+	tg, err := t.For(database)
+	if err != nil {
+		return nil, err
+	}
+	cfg := tg.cfg.Copy()
+	cfg.Database = cmp.Or(tg.Database, database)
+	cfg.User = user
+	if password != nil && !tg.ownPassword {
+		if p := password(user); p != "" {
+			cfg.Password = p
+		}
+	}
+	return cfg, nil
+}
+
+// Connector opens pools' server connections on their database's target.
+func (t *Targets) Connector(password func(user string) string) pool.Connector {
+	return func(ctx context.Context, database, user string) (*pgconn.PgConn, error) {
+		cfg, err := t.ConnConfig(database, user, password)
+		if err != nil {
+			return nil, err
+		}
+		return pgconn.ConnectConfig(ctx, cfg)
+	}
+}
+
+// poolUser is the user the pools of (database, user) log in as.
+func (t *Targets) poolUser(database, user string) string {
+	if tg := t.named[database]; tg != nil && tg.User != "" {
+		return tg.User
+	}
+	return user
+}

@@ -1,0 +1,93 @@
+package route
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Named entries give a server, a database there and a forced user; the
+// default server serves other names under their own; without one they
+// are refused with 3D000.
+func TestTargets(t *testing.T) {
+	tg, err := NewTargets("postgres://u:def@db0:5432/ignored", map[string]string{
+		"alias":  "postgres://db1:6000/real",
+		"forced": "postgres://app:secret@db2/?sslmode=disable",
+		"plain":  "postgresql://db3",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := func(user string) string { return "file-" + user }
+	for _, c := range []struct {
+		db, user                   string
+		host                       string
+		port                       uint16
+		wantDB, wantUser, password string
+		poolUser                   string
+	}{
+		{"alias", "bob", "db1", 6000, "real", "bob", "file-bob", "bob"},
+		{"forced", "bob", "db2", 5432, "forced", "app", "secret", "app"},
+		{"plain", "bob", "db3", 5432, "plain", "bob", "file-bob", "bob"},
+		{"other", "bob", "db0", 5432, "other", "bob", "file-bob", "bob"},
+	} {
+		user := tg.poolUser(c.db, c.user)
+		cfg, err := tg.ConnConfig(c.db, user, pw)
+		if err != nil {
+			t.Fatalf("%s: %v", c.db, err)
+		}
+		if cfg.Host != c.host || cfg.Port != c.port || cfg.Database != c.wantDB || cfg.User != c.wantUser || cfg.Password != c.password || user != c.poolUser {
+			t.Errorf("%s as %s: %s:%d db %q user %q password %q pool user %q", c.db, c.user, cfg.Host, cfg.Port, cfg.Database, cfg.User, cfg.Password, user)
+		}
+	}
+	// Without a password from the auth file, the default URL's.
+	if cfg, _ := tg.ConnConfig("other", "bob", func(string) string { return "" }); cfg.Password != "def" {
+		t.Errorf("default server's password: %q", cfg.Password)
+	}
+
+	none, err := NewTargets("", map[string]string{"only": "postgres://db1/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = none.For("other")
+	var nd *NoDatabaseError
+	if !errors.As(err, &nd) || nd.SQLState() != "3D000" || !strings.Contains(err.Error(), `no such database: "other"`) {
+		t.Errorf("unknown database: %v", err)
+	}
+	p := &Pools{Targets: none}
+	if _, err := p.Route(t.Context(), Request{Database: "other", User: "bob"}); !errors.As(err, &nd) {
+		t.Errorf("route to an unknown database: %v", err)
+	}
+	if pl, err := p.Route(t.Context(), Request{Database: "only", User: "bob"}); err != nil || pl.Database != "only" || pl.User != "bob" {
+		t.Errorf("route: %v %v", pl, err)
+	}
+	forced := &Pools{Targets: tg}
+	if pl, err := forced.Route(t.Context(), Request{Database: "forced", User: "bob"}); err != nil || pl.Database != "forced" || pl.User != "app" {
+		t.Errorf("route to a forced user's database: %v %v", pl, err)
+	}
+	star, err := NewTargets("", map[string]string{"*": "postgres://db9/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tgt, err := star.For("anything"); err != nil || tgt.cfg.Host != "db9" {
+		t.Errorf(`"*" as the default: %v %v`, tgt, err)
+	}
+}
+
+// Bad entries are refused naming them.
+func TestTargetsRefused(t *testing.T) {
+	for _, c := range []struct {
+		def   string
+		named map[string]string
+		msg   string
+	}{
+		{"", map[string]string{"a": "host=db1 dbname=x"}, `databases."a": want a postgres:// URL`},
+		{"", map[string]string{"a": "postgres://db1:notaport/x"}, `databases."a": `},
+		{"postgres://db0", map[string]string{"*": "postgres://db1"}, `databases."*" and server_url both name the default server`},
+		{"postgres://db0:x", nil, "server url: "},
+	} {
+		if _, err := NewTargets(c.def, c.named); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q %v: %v, want %q", c.def, c.named, err, c.msg)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// Databases on servers of their own, as PgBouncer's [databases] entries:
+// each name reaches its server and database (a second cluster, a renamed
+// database, the first cluster over its Unix socket), a forced user serves
+// every client of its database from one pool, a cancel request reaches
+// the right server, and a name no entry serves is refused with 3D000
+// when there is no default server. The same from a pgbouncer.ini.
+func TestDatabaseTargets(t *testing.T) {
+	c1 := pgtest.Shared(t)
+	c2 := pgtest.Start(t, pgtest.Options{})
+	serverExec(t, c1.URL(), "DROP ROLE IF EXISTS dbt_forced", "CREATE ROLE dbt_forced LOGIN PASSWORD 'forced pw'")
+	serverExec(t, c2.URL(), "CREATE DATABASE two_real")
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "qprouter.toml")
+	write(t, cfgPath, fmt.Sprintf(`[databases]
+one = "postgres://127.0.0.1:%[1]d/postgres"
+two = "postgres://127.0.0.1:%[2]d/two_real"
+forced = "postgres://dbt_forced:forced%%20pw@127.0.0.1:%[1]d/postgres"
+sock = "postgres:///postgres?host=%[3]s&port=%[1]d"
+`, c1.Port, c2.Port, c1.SocketDir()))
+	for _, mode := range []string{"session", "transaction"} {
+		t.Run(mode, func(t *testing.T) {
+			adminAddr := freeAddr(t)
+			url, stop := startRouterWith(t, "--config", cfgPath, "--pool-mode", mode, "--admin", adminAddr)
+			defer stop()
+			at := func(db, user string) string {
+				return strings.Replace(strings.Replace(url, "/postgres?", "/"+db+"?", 1), "postgres@", user+"@", 1)
+			}
+			for _, c := range []struct {
+				db, user         string
+				wantDB, wantUser string
+				port             int // 0: a Unix socket (no server port)
+			}{
+				{"one", "postgres", "postgres", "postgres", c1.Port},
+				{"two", "postgres", "two_real", "postgres", c2.Port},
+				{"sock", "postgres", "postgres", "postgres", 0},
+				{"forced", "postgres", "postgres", "dbt_forced", c1.Port},
+				{"forced", "someone_else", "postgres", "dbt_forced", c1.Port},
+			} {
+				checkServedBy(t, at(c.db, c.user), c.wantDB, c.wantUser, c.port)
+			}
+			var pools struct {
+				Pools []struct {
+					Name string `json:"name"`
+				} `json:"pools"`
+			}
+			getJSON(t, "http://"+adminAddr+"/api/pools", &pools)
+			var names []string
+			for _, p := range pools.Pools {
+				names = append(names, p.Name)
+			}
+			if got := strings.Join(names, " "); got != "forced/dbt_forced one/postgres sock/postgres two/postgres" {
+				t.Errorf("pools: %s", got)
+			}
+			wantCancelled(t, at("two", "postgres"))
+			_, err := pgx.Connect(context.Background(), at("nosuch", "postgres"))
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "3D000" || !strings.Contains(pe.Message, `no such database: "nosuch"`) {
+				t.Errorf("unknown database: %v", err)
+			}
+		})
+	}
+
+	// The auth query runs on the server of the client's database: a role
+	// only the second cluster has logs in to "two" and not to "one".
+	serverExec(t, c2.URL(), "SET password_encryption = 'scram-sha-256'", "CREATE ROLE dbt_two LOGIN PASSWORD 'two pw'")
+	aq, stopAQ := startRouterWith(t, "--config", cfgPath, "--auth-user", "postgres")
+	defer stopAQ()
+	as := func(db string) string {
+		return strings.Replace(strings.Replace(aq, "/postgres?", "/"+db+"?", 1), "postgres@", "dbt_two:two%20pw@", 1)
+	}
+	checkServedBy(t, as("two"), "two_real", "dbt_two", c2.Port)
+	if _, err := pgx.Connect(context.Background(), as("one")); err == nil || !strings.Contains(err.Error(), "28P01") {
+		t.Errorf("a role of the second cluster logging in to the first's database: %v", err)
+	}
+
+	// A reload keeps the servers (a warning says they change at the next
+	// start).
+	addr, reload, stopHUP := startWithHUP(t, "--config", cfgPath)
+	defer stopHUP()
+	write(t, cfgPath, strings.Replace(readFile(t, cfgPath), fmt.Sprint(c2.Port), fmt.Sprint(c1.Port), 1))
+	reload("server_url and databases take effect at the next start")
+	checkServedBy(t, "postgres://postgres@"+addr+"/two?sslmode=disable", "two_real", "postgres", c2.Port)
+	stopHUP()
+
+	// The same entries in a pgbouncer.ini: one renamed on the second
+	// cluster, the rest through *.
+	ini := filepath.Join(dir, "pgbouncer.ini")
+	write(t, ini, fmt.Sprintf("[databases]\nalias = host=127.0.0.1 port=%d dbname=two_real\n* = host=127.0.0.1 port=%d\n"+
+		"[pgbouncer]\nauth_type = trust\npool_mode = transaction\n", c2.Port, c1.Port))
+	url, stop := startRouterWith(t, "--pgbouncer-ini", ini)
+	defer stop()
+	checkServedBy(t, strings.Replace(url, "/postgres?", "/alias?", 1), "two_real", "postgres", c2.Port)
+	checkServedBy(t, url, "postgres", "postgres", c1.Port)
+}
+
+// checkServedBy connects to url and checks the server session's database,
+// user and server port (0: a Unix socket).
+func checkServedBy(t *testing.T, url, wantDB, wantUser string, port int) {
+	t.Helper()
+	ctx := context.Background()
+	cn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("%s: %v", url, err)
+		return
+	}
+	defer cn.Close(ctx)
+	var db, user string
+	var p *int
+	if err := cn.QueryRow(ctx, "SELECT current_database(), current_user, inet_server_port()").Scan(&db, &user, &p); err != nil {
+		t.Errorf("%s: %v", url, err)
+		return
+	}
+	got := 0
+	if p != nil {
+		got = *p
+	}
+	if db != wantDB || user != wantUser || got != port {
+		t.Errorf("%s: served by database %s as %s on port %d, want %s as %s on %d", url, db, user, got, wantDB, wantUser, port)
+	}
+}
+
+// wantCancelled runs a long sleep at url and cancels it: the cancel must
+// reach the server that runs it.
+func wantCancelled(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	cn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close(ctx)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		cn.PgConn().CancelRequest(cctx)
+	}()
+	qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err = cn.Exec(qctx, "SELECT pg_sleep(30)")
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Errorf("cancelled sleep: %v", err)
+	}
+}

@@ -42,7 +42,7 @@ type Config struct {
 	AuthQuery          string        `toml:"auth_query"`                  // the lookup, $1 the user name, returning (name, secret); "": DefaultAuthQuery
 	AuthDatabase       string        `toml:"auth_dbname"`                 // database the lookup runs in; "": the client's
 	AuthHBAFile        string        `toml:"auth_hba_file"`               // pg_hba.conf-style rules choosing each client's method ("": by the secret, or trust)
-	AuthType           string        `toml:"auth_type"`                   // without rules: "md5" (by the secret), "scram-sha-256" (SCRAM only) or "plain" (cleartext)
+	AuthType           string        `toml:"auth_type"`                   // without rules: "md5" (by the secret), "scram-sha-256" (SCRAM only), "plain" (cleartext) or "cert" (TLS client certificates)
 	AuthIdentFile      string        `toml:"auth_ident_file"`             // pg_ident.conf-style user name maps for the rules' map= options
 	TLSCert            string        `toml:"tls_cert"`                    // PEM certificate for client TLS (with TLSKey); "": SSLRequest answered 'N'
 	TLSKey             string        `toml:"tls_key"`                     // PEM private key of TLSCert
@@ -137,8 +137,15 @@ func (c *Config) Check() error {
 		if c.AuthFile == "" && c.AuthUser == "" {
 			return configError(fmt.Errorf("--auth-type %s needs --auth-file or --auth-user to take passwords from", c.AuthType))
 		}
+	case "cert":
+		if c.AuthHBAFile != "" {
+			return configError(errors.New("--auth-type cert and --auth-hba-file: the rules choose the methods; give one (a hostssl ... cert line does the same)"))
+		}
+		if c.TLSCAFile == "" {
+			return configError(errors.New("--auth-type cert needs --tls-ca-file to verify client certificates with"))
+		}
 	default:
-		return configError(fmt.Errorf("--auth-type %q: want md5, scram-sha-256 or plain", c.AuthType))
+		return configError(fmt.Errorf("--auth-type %q: want md5, scram-sha-256, plain or cert", c.AuthType))
 	}
 	if c.AuthIdentFile != "" && c.AuthHBAFile == "" {
 		return configError(errors.New("--auth-ident-file needs --auth-hba-file, whose map= options name its maps"))

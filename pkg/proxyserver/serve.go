@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,6 +131,15 @@ func New(opts Options) (*Server, error) {
 			m = pgwire.AuthPassword
 		}
 		auth.Rules = func(pgwire.Peer) (pgwire.AuthMethod, string) { return m, "" }
+	case c.AuthType == "cert":
+		// PgBouncer's auth_type = cert: a TLS client whose certificate
+		// --tls-ca-file verifies, logging in as its common name; others
+		// refused as a pg_hba.conf without a line for them refuses.
+		certOnly, err := hba.Parse(strings.NewReader("hostssl all all all cert\n"), "--auth-type cert")
+		if err != nil {
+			return nil, err
+		}
+		auth.Rules = pgwire.HBARules(func() *hba.Rules { return certOnly }, nil)
 	}
 	if c.TLSCert != "" {
 		if s.cert, err = pgwire.LoadCertificate(c.TLSCert, c.TLSKey); err != nil {
@@ -262,7 +272,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		go hs.Serve(aln)
 		log.Info("admin API listening", "addr", aln.Addr().String())
 	}
-	if _, users := s.get(); users == nil && s.authq == nil && s.hba == nil {
+	if _, users := s.get(); users == nil && s.authq == nil && s.hba == nil && c.AuthType != "cert" {
 		log.Warn("no --auth-file: every client is trusted")
 	}
 	if s.hba != nil {

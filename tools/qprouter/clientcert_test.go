@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -168,6 +171,59 @@ func TestRequireClientCert(t *testing.T) {
 	if err := try("sslmode=disable"); !errors.As(err, &pe) || pe.Code != "28000" {
 		t.Errorf("without TLS: %v, want 28000", err)
 	}
+}
+
+// TestAuthTypeCert runs qprouter with --auth-type cert (PgBouncer's
+// auth_type = cert) and no auth file: a TLS client whose certificate the
+// CA file verifies logs in as the certificate's common name, without a
+// password; another name, no certificate or no TLS is refused as
+// PostgreSQL refuses it. The same from a pgbouncer.ini.
+func TestAuthTypeCert(t *testing.T) {
+	c := pgtest.Shared(t)
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS at_cert", "CREATE ROLE at_cert LOGIN")
+	dir := t.TempDir()
+	writeCert(t, dir, 1)
+	ca, caKey := issue(t, dir, "ca", "test CA", true, nil, nil)
+	issue(t, dir, "good", "at_cert", false, ca, caKey)
+	port, stop := certRouter(t, c.URL(), dir, "--auth-type", "cert")
+	defer stop()
+	as := func(user, extra string) error {
+		return loginAs(fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=postgres %s", port, user, extra), user)
+	}
+	refused := func(err error, message string) {
+		t.Helper()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "28000" || !strings.HasPrefix(pe.Message, message) {
+			t.Errorf("got %v, want 28000 %q", err, message)
+		}
+	}
+	if err := as("at_cert", "sslmode=require "+certArgs(dir, "good")); err != nil {
+		t.Errorf("the CA's certificate for at_cert: %v", err)
+	}
+	refused(as("postgres", "sslmode=require "+certArgs(dir, "good")), `certificate authentication failed for user "postgres"`)
+	refused(as("at_cert", "sslmode=require"), "connection requires a valid client certificate")
+	refused(as("at_cert", "sslmode=disable"), `no pg_hba.conf entry for host "127.0.0.1", user "at_cert", database "postgres", no encryption`)
+
+	var errb bytes.Buffer
+	if code := run(context.Background(), []string{"--server-url", c.URL(), "--auth-type", "cert"}, io.Discard, &errb, nil, nil); code != exitUsage ||
+		!strings.Contains(errb.String(), "--auth-type cert needs --tls-ca-file") {
+		t.Errorf("without a CA file: exit %d, %s", code, errb.String())
+	}
+	ini := filepath.Join(dir, "pgbouncer.ini")
+	write(t, ini, fmt.Sprintf("[databases]\n* = host=127.0.0.1 port=%d\n[pgbouncer]\nauth_type = cert\nclient_tls_sslmode = verify-ca\n"+
+		"client_tls_cert_file = %s\nclient_tls_key_file = %s\nclient_tls_ca_file = %s\n", c.Port,
+		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "ca.pem")))
+	url, stopINI := startRouterWith(t, "--pgbouncer-ini", ini)
+	defer stopINI()
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = int(cfg.Port)
+	if err := as("at_cert", "sslmode=require "+certArgs(dir, "good")); err != nil {
+		t.Errorf("auth_type = cert in pgbouncer.ini, the CA's certificate for at_cert: %v", err)
+	}
+	refused(as("postgres", "sslmode=require "+certArgs(dir, "good")), `certificate authentication failed for user "postgres"`)
 }
 
 // TestCAReload: SIGHUP reads --tls-ca-file again. Once the file holds

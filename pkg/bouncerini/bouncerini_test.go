@@ -95,7 +95,7 @@ func TestBouncerRefused(t *testing.T) {
 		{base + "pool_mode = statement\n", "pool_mode", "pool_mode = statement: qprouter has no statement mode; use transaction"},
 		{base + "pool_mode = batch\n", "pool_mode", "pool_mode = batch: want session or transaction"},
 		{"[databases]\n* = host=db1 dbname=baz\n", "server_url", "[databases] *: dbname=baz: the * entry serves each database under its own name"},
-		{"[databases]\n* = host=db1,db2\n", "server_url", "[databases] *: host=db1,db2 lists several hosts"},
+		{"[databases]\n* = host=db1,db2 load_balance_hosts=random\n", "server_url", "[databases] *: load_balance_hosts=random: want round-robin or disable"},
 		{"[pgbouncer]\nauth_type = trust\n", "server_url", "no [databases] entry to take the server from"},
 		{"[databases]\n* = host=db1\n", "auth_file", "auth_type = md5 without auth_file or auth_user"},
 		{base + "auth_type = hba\n", "auth_hba_file", "auth_type = hba without auth_hba_file"},
@@ -128,6 +128,7 @@ func TestBouncerDatabases(t *testing.T) {
 		"b = host=db2 port=6000 dbname=real_b\n"+
 		"c = host=db1 dbname=c2 user=app password='p w'\n"+
 		"d = user=ro\n"+
+		"e = host=db1,db2 port=6000 load_balance_hosts=disable\n"+
 		"* = host=db3 password=star\n"+
 		"[pgbouncer]\nauth_type = trust\nunix_socket_dir = /run/bouncer\nserver_tls_sslmode = require\n")
 	if len(s.Errors) > 0 || len(s.PoolErrors) > 0 {
@@ -138,6 +139,7 @@ func TestBouncerDatabases(t *testing.T) {
 		"b": "postgres://db2:6000/real_b?sslmode=require",
 		"c": "postgres://app:p%20w@db1:5432/c2?sslmode=require",
 		"d": "postgres://ro@/?host=%2Frun%2Fbouncer&port=5432&sslmode=require",
+		"e": "postgres://db1:6000,db2:6000/?load_balance_hosts=disable&sslmode=require",
 	}
 	if !maps.Equal(s.Databases, want) {
 		t.Errorf("databases:\n got %v\nwant %v", s.Databases, want)
@@ -146,7 +148,7 @@ func TestBouncerDatabases(t *testing.T) {
 		t.Errorf("server_url = %q", u)
 	}
 	for _, c := range []struct{ text, msg string }{
-		{"[databases]\na = host=db1,db2\n* = host=db1\n", "[databases] a: host=db1,db2 lists several hosts"},
+		{"[databases]\na = host=db1,db2 load_balance_hosts=random\n* = host=db1\n", "[databases] a: load_balance_hosts=random: want round-robin or disable"},
 		{"[databases]\na = host='db1\n* = host=db1\n", "[databases] a = host='db1: a quoted value is not closed"},
 		{"[databases]\na = port=x\n* = host=db1\n", "[databases] a: port=x: want a port number"},
 	} {
@@ -228,7 +230,6 @@ func TestBouncerWarnings(t *testing.T) {
 	for _, want := range []string{
 		"unknown keys ignored: [pgbouncer] frobnicate, [databases] x: colour, [users] app: mystery, [extra]",
 		"server_round_robin = 1 ignored",
-		"[databases] x: load_balance_hosts=disable ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime, query_wait_timeout, reserve_pool, max_db_connections and max_db_client_connections ([users]: pool_mode, max_user_connections and max_user_client_connections)",
 		"[databases] *: max_db_connections=4 pool_size=3 ignored: the [pgbouncer] settings apply to databases without an entry of their own",
 		"[databases] x: connect_query=SELECT 1 ignored",
 		"[peers] ignored",

@@ -22,9 +22,6 @@ var poolKeys = map[string]string{"pool_size": "pool_size", "min_pool_size": "min
 	"reserve_pool": "reserve_pool_size", "reserve_pool_size": "reserve_pool_size", "max_db_connections": "max_db_connections",
 	"max_db_client_connections": "max_db_client_connections"}
 
-// perPool are the other per-database (and per-user) settings: ignored.
-var perPool = []string{"load_balance_hosts"}
-
 // onServer are the keys PgBouncer applies to its server connections.
 var onServer = []string{"auth_user", "auth_dbname", "auth_query", "connect_query", "client_encoding", "datestyle",
 	"timezone", "application_name"}
@@ -59,15 +56,15 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 		if port == "" {
 			port = "5432"
 		}
-		if strings.Contains(host, ",") {
-			m.refuseDatabase(name, "%s: host=%s lists several hosts; qprouter connects to one server per database", at, host)
+		if lb, ok := params["load_balance_hosts"]; ok && lb != "round-robin" && lb != "disable" {
+			m.refuseDatabase(name, "%s: load_balance_hosts=%s: want round-robin or disable", at, lb)
 			continue
 		}
 		if n, err := strconv.ParseInt(port, 10, 32); err != nil || n < 1 || n > 65535 {
 			m.refuseDatabase(name, "%s: port=%s: want a port number", at, port)
 			continue
 		}
-		handled := []string{"host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode",
+		handled := []string{"host", "port", "dbname", "password", "user", "load_balance_hosts", "pool_size", "min_pool_size", "pool_mode",
 			"server_lifetime", "query_wait_timeout", "reserve_pool", "reserve_pool_size", "max_db_connections", "max_db_client_connections"}
 		if name == "*" {
 			if db, ok := params["dbname"]; ok {
@@ -77,12 +74,12 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 			if u, ok := params["user"]; ok {
 				m.warn("%s: user=%s is not forced: qprouter logs in to the server of * as each client's own user (give the database an entry of its own to force a user)", at, u)
 			}
-			m.set("server_url", serverURL(host, port, "", "", params["password"], server.params))
+			m.set("server_url", serverURL(host, port, "", "", params["password"], params["load_balance_hosts"], server.params))
 		} else {
 			if m.s.Databases == nil {
 				m.s.Databases = map[string]string{}
 			}
-			m.s.Databases[name] = serverURL(host, port, params["dbname"], params["user"], params["password"], server.params)
+			m.s.Databases[name] = serverURL(host, port, params["dbname"], params["user"], params["password"], params["load_balance_hosts"], server.params)
 		}
 		m.poolParams(at, name, params)
 		m.otherParams(at, params, handled...)
@@ -100,14 +97,19 @@ func (m *mapper) refuseDatabase(name, format string, args ...any) {
 }
 
 // serverURL is a [databases] entry as a postgres:// URL: host a name, an
-// address or a Unix socket directory ("": the client library's default
-// ones), with the [pgbouncer] TLS and timeout parameters.
-func serverURL(host, port, dbname, user, password string, params url.Values) string {
+// address, a Unix socket directory ("": the client library's default
+// ones) or a comma-separated list of them (each on port), with the
+// [pgbouncer] TLS and timeout parameters.
+func serverURL(host, port, dbname, user, password, balance string, params url.Values) string {
 	u := url.URL{Scheme: "postgres", Path: "/" + dbname}
 	q := url.Values{}
 	for k, v := range params {
 		q[k] = v
 	}
+	if balance != "" {
+		q.Set("load_balance_hosts", balance)
+	}
+	hosts := strings.Split(host, ",")
 	switch {
 	case host == "" || strings.HasPrefix(host, "/"):
 		if host != "" {
@@ -115,7 +117,10 @@ func serverURL(host, port, dbname, user, password string, params url.Values) str
 		}
 		q.Set("port", port)
 	default:
-		u.Host = net.JoinHostPort(host, port)
+		for i, h := range hosts {
+			hosts[i] = net.JoinHostPort(strings.TrimSpace(h), port)
+		}
+		u.Host = strings.Join(hosts, ",")
 	}
 	switch {
 	case password != "":
@@ -177,20 +182,15 @@ func (m *mapper) users(f *ini.File) {
 // otherParams warns about the connection-string keys qprouter ignores in
 // the entry at, besides handled.
 func (m *mapper) otherParams(at string, params map[string]string, handled ...string) {
-	var pool, server []string
+	var server []string
 	for _, k := range sortedKeys(params) {
 		switch {
 		case slices.Contains(handled, k):
-		case slices.Contains(perPool, k):
-			pool = append(pool, k+"="+params[k])
 		case slices.Contains(onServer, k):
 			server = append(server, k+"="+params[k])
 		default:
 			m.unknown = append(m.unknown, at+": "+k)
 		}
-	}
-	if len(pool) > 0 {
-		m.warn("%s: %s ignored: qprouter's per-pool settings are pool_size, min_pool_size, pool_mode, server_lifetime, query_wait_timeout, reserve_pool, max_db_connections and max_db_client_connections ([users]: pool_mode, max_user_connections and max_user_client_connections)", at, strings.Join(pool, " "))
 	}
 	if len(server) > 0 {
 		m.warn("%s: %s ignored: qprouter takes users from auth_file only and sets on the server only what each client sends", at, strings.Join(server, " "))

@@ -651,6 +651,10 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 	}
 	c.idleSince = c.created
 	c.network, c.address = cancelAddress(h.Config.Host, h.Config.Port)
+	if ra := h.Conn.RemoteAddr(); ra != nil && (ra.Network() == "tcp" || ra.Network() == "unix") && ra.String() != "" {
+		// The host it reached: with several hosts, not always the first.
+		c.network, c.address = ra.Network(), ra.String()
+	}
 	p.mu.Lock()
 	p.params = maps.Clone(c.Params)
 	p.mu.Unlock()

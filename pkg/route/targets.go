@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/qpkit/qpkit/pkg/pool"
@@ -26,6 +27,15 @@ type Target struct {
 
 	cfg         *pgconn.Config // host, port, TLS and password; Database and User are set per connection
 	ownPassword bool           // a named entry's URL gives a password: it wins over the auth file's
+	// hosts are the URL's hosts, each with its attempts (pgx tries TLS
+	// and then plain text for sslmode=prefer), in the URL's order.
+	hosts [][]*pgconn.FallbackConfig
+	// inOrder (load_balance_hosts=disable) tries the hosts in the URL's
+	// order for every connection; otherwise each new connection starts at
+	// the next host (round robin, PgBouncer's default), the others tried
+	// after it.
+	inOrder bool
+	next    atomic.Uint32
 }
 
 // Targets maps client database names to servers: named entries first,
@@ -61,11 +71,15 @@ func NewTargets(defaultURL string, named map[string]string) (*Targets, error) {
 		defaultURL = star
 	}
 	if defaultURL != "" {
-		cfg, err := pgconn.ParseConfig(defaultURL)
+		conn, inOrder, err := balanceParam(defaultURL)
 		if err != nil {
 			return nil, fmt.Errorf("server url: %w", err)
 		}
-		t.fallback = &Target{URL: defaultURL, cfg: cfg}
+		cfg, err := pgconn.ParseConfig(conn)
+		if err != nil {
+			return nil, fmt.Errorf("server url: %w", err)
+		}
+		t.fallback = newTarget(defaultURL, cfg, inOrder)
 	}
 	names := make([]string, 0, len(named))
 	for name := range named {
@@ -92,15 +106,79 @@ func parseTarget(raw string) (*Target, error) {
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return nil, fmt.Errorf("want a postgres:// URL (postgres://[user[:password]@]host[:port]/[database][?sslmode=...])")
 	}
-	cfg, err := pgconn.ParseConfig(raw)
+	conn, inOrder, err := balanceParam(raw)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgconn.ParseConfig(conn)
 	if err != nil {
 		return nil, err
 	}
 	q := u.Query()
 	pw, _ := u.User.Password()
-	tg := &Target{URL: raw, cfg: cfg, Database: cmp.Or(strings.TrimPrefix(u.Path, "/"), q.Get("dbname"), q.Get("database")),
-		User: cmp.Or(u.User.Username(), q.Get("user")), ownPassword: cmp.Or(pw, q.Get("password")) != ""}
+	tg := newTarget(raw, cfg, inOrder)
+	tg.Database = cmp.Or(strings.TrimPrefix(u.Path, "/"), q.Get("dbname"), q.Get("database"))
+	tg.User = cmp.Or(u.User.Username(), q.Get("user"))
+	tg.ownPassword = cmp.Or(pw, q.Get("password")) != ""
 	return tg, nil
+}
+
+// balanceParam takes load_balance_hosts (PgBouncer's and libpq's
+// parameter, which pgx does not know and would send to the server as a
+// setting) out of a URL: "disable" tries the hosts in order,
+// "round-robin" (the default) starts each connection at the next.
+func balanceParam(raw string) (conn string, inOrder bool, err error) {
+	if !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://") {
+		return raw, false, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false, err
+	}
+	q := u.Query()
+	if !q.Has("load_balance_hosts") {
+		return raw, false, nil
+	}
+	switch v := q.Get("load_balance_hosts"); v {
+	case "disable":
+		inOrder = true
+	case "round-robin":
+	default:
+		return "", false, fmt.Errorf("load_balance_hosts=%s: want round-robin or disable", v)
+	}
+	q.Del("load_balance_hosts")
+	u.RawQuery = q.Encode()
+	return u.String(), inOrder, nil
+}
+
+// newTarget groups cfg's attempts by host.
+func newTarget(raw string, cfg *pgconn.Config, inOrder bool) *Target {
+	tg := &Target{URL: raw, cfg: cfg, inOrder: inOrder}
+	attempts := append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port, TLSConfig: cfg.TLSConfig}}, cfg.Fallbacks...)
+	for _, a := range attempts {
+		if n := len(tg.hosts); n > 0 && tg.hosts[n-1][0].Host == a.Host && tg.hosts[n-1][0].Port == a.Port {
+			tg.hosts[n-1] = append(tg.hosts[n-1], a)
+			continue
+		}
+		tg.hosts = append(tg.hosts, []*pgconn.FallbackConfig{a})
+	}
+	return tg
+}
+
+// rotate sets cfg's attempts for the next connection: the hosts from the
+// round robin's next one on.
+func (tg *Target) rotate(cfg *pgconn.Config) {
+	n := len(tg.hosts)
+	if n < 2 || tg.inOrder {
+		return
+	}
+	start := int(tg.next.Add(1)-1) % n
+	var attempts []*pgconn.FallbackConfig
+	for i := range n {
+		attempts = append(attempts, tg.hosts[(start+i)%n]...)
+	}
+	cfg.Host, cfg.Port, cfg.TLSConfig = attempts[0].Host, attempts[0].Port, attempts[0].TLSConfig
+	cfg.Fallbacks = attempts[1:]
 }
 
 // For returns the target of a client's database name.
@@ -154,6 +232,7 @@ func (t *Targets) ConnConfig(database, user string, password func(user string) s
 		return nil, err
 	}
 	cfg := tg.cfg.Copy()
+	tg.rotate(cfg)
 	cfg.Database = cmp.Or(tg.Database, database)
 	cfg.User = user
 	if password != nil && !tg.ownPassword {

@@ -2,6 +2,7 @@ package route
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,52 @@ func TestTargetsRefused(t *testing.T) {
 		if _, err := NewTargets(c.def, c.named); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%q %v: %v, want %q", c.def, c.named, err, c.msg)
 		}
+	}
+}
+
+// Several hosts: each connection starts at the next host (the others
+// after it, each with its TLS and plain attempts), or always at the first
+// with load_balance_hosts=disable, which pgx never sees.
+func TestTargetHosts(t *testing.T) {
+	tg, err := NewTargets("postgres://a:1,b:2,c:3/?sslmode=prefer", map[string]string{
+		"ordered": "postgres://a:1,b:2/x?sslmode=disable&load_balance_hosts=disable",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := func(db string) string {
+		cfg, err := tg.ConnConfig(db, "u", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cfg.RuntimeParams["load_balance_hosts"]; ok {
+			t.Errorf("load_balance_hosts reaches the server as a setting")
+		}
+		out := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+		for _, f := range cfg.Fallbacks {
+			out += fmt.Sprintf(" %s:%d", f.Host, f.Port)
+			if f.TLSConfig == nil {
+				out += "-plain"
+			}
+		}
+		return out
+	}
+	for _, want := range []string{
+		"a:1 a:1-plain b:2 b:2-plain c:3 c:3-plain",
+		"b:2 b:2-plain c:3 c:3-plain a:1 a:1-plain",
+		"c:3 c:3-plain a:1 a:1-plain b:2 b:2-plain",
+		"a:1 a:1-plain b:2 b:2-plain c:3 c:3-plain",
+	} {
+		if got := order("any"); got != want {
+			t.Errorf("round robin: %s, want %s", got, want)
+		}
+	}
+	for range 3 {
+		if got := order("ordered"); got != "a:1 b:2-plain" {
+			t.Errorf("load_balance_hosts=disable: %s", got)
+		}
+	}
+	if _, err := NewTargets("postgres://a/?load_balance_hosts=random", nil); err == nil || !strings.Contains(err.Error(), "load_balance_hosts=random: want round-robin or disable") {
+		t.Errorf("a bad load_balance_hosts: %v", err)
 	}
 }

@@ -17,9 +17,11 @@ import (
 // Databases on servers of their own, as PgBouncer's [databases] entries:
 // each name reaches its server and database (a second cluster, a renamed
 // database, the first cluster over its Unix socket), a forced user serves
-// every client of its database from one pool, a cancel request reaches
-// the right server, and a name no entry serves is refused with 3D000
-// when there is no default server. The same from a pgbouncer.ini.
+// every client of its database from one pool, a URL's hosts serve its
+// new server connections in turn (or in order, the first that answers),
+// a cancel request reaches the server that runs the query, and a name no
+// entry serves is refused with 3D000 when there is no default server.
+// The same from a pgbouncer.ini.
 func TestDatabaseTargets(t *testing.T) {
 	c1 := pgtest.Shared(t)
 	c2 := pgtest.Start(t, pgtest.Options{})
@@ -32,7 +34,9 @@ one = "postgres://127.0.0.1:%[1]d/postgres"
 two = "postgres://127.0.0.1:%[2]d/two_real"
 forced = "postgres://dbt_forced:forced%%20pw@127.0.0.1:%[1]d/postgres"
 sock = "postgres:///postgres?host=%[3]s&port=%[1]d"
-`, c1.Port, c2.Port, c1.SocketDir()))
+both = "postgres://127.0.0.1:%[1]d,127.0.0.1:%[2]d/postgres"
+failover = "postgres://%[4]s,127.0.0.1:%[2]d/postgres?load_balance_hosts=disable"
+`, c1.Port, c2.Port, c1.SocketDir(), freeAddr(t)))
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
 			adminAddr := freeAddr(t)
@@ -54,6 +58,24 @@ sock = "postgres:///postgres?host=%[3]s&port=%[1]d"
 			} {
 				checkServedBy(t, at(c.db, c.user), c.wantDB, c.wantUser, c.port)
 			}
+			// Two clients in transactions at once: two server connections,
+			// one on each host of "both".
+			ports := map[int]bool{}
+			for _, cn := range []*pgx.Conn{inTx(t, at("both", "postgres")), inTx(t, at("both", "postgres"))} {
+				var p int
+				if err := cn.QueryRow(context.Background(), "SELECT inet_server_port()").Scan(&p); err != nil {
+					t.Fatal(err)
+				}
+				ports[p] = true
+				defer cn.Close(context.Background())
+			}
+			if !ports[c1.Port] || !ports[c2.Port] {
+				t.Errorf("round robin over two hosts: ports %v, want %d and %d", ports, c1.Port, c2.Port)
+			}
+			// The first host of "failover" refuses connections: the second
+			// serves, and cancel requests go there.
+			checkServedBy(t, at("failover", "postgres"), "postgres", "postgres", c2.Port)
+			wantCancelled(t, at("failover", "postgres"))
 			var pools struct {
 				Pools []struct {
 					Name string `json:"name"`
@@ -64,7 +86,7 @@ sock = "postgres:///postgres?host=%[3]s&port=%[1]d"
 			for _, p := range pools.Pools {
 				names = append(names, p.Name)
 			}
-			if got := strings.Join(names, " "); got != "forced/dbt_forced one/postgres sock/postgres two/postgres" {
+			if got := strings.Join(names, " "); got != "both/postgres failover/postgres forced/dbt_forced one/postgres sock/postgres two/postgres" {
 				t.Errorf("pools: %s", got)
 			}
 			wantCancelled(t, at("two", "postgres"))
@@ -107,6 +129,20 @@ sock = "postgres:///postgres?host=%[3]s&port=%[1]d"
 	defer stop()
 	checkServedBy(t, strings.Replace(url, "/postgres?", "/alias?", 1), "two_real", "postgres", c2.Port)
 	checkServedBy(t, url, "postgres", "postgres", c1.Port)
+}
+
+// inTx connects to url and opens a transaction, which holds a server
+// connection in either pool mode.
+func inTx(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	cn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cn.Exec(context.Background(), "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	return cn
 }
 
 // checkServedBy connects to url and checks the server session's database,

@@ -22,9 +22,15 @@ var poolKeys = map[string]string{"pool_size": "pool_size", "min_pool_size": "min
 	"reserve_pool": "reserve_pool_size", "reserve_pool_size": "reserve_pool_size", "max_db_connections": "max_db_connections",
 	"max_db_client_connections": "max_db_client_connections"}
 
-// onServer are the keys PgBouncer applies to its server connections.
-var onServer = []string{"auth_user", "auth_dbname", "auth_query", "connect_query", "client_encoding", "datestyle",
-	"timezone", "application_name"}
+// onServer are the keys PgBouncer applies to its server connections that
+// qprouter ignores.
+var onServer = []string{"auth_user", "auth_dbname", "auth_query"}
+
+// serverParams are the keys of an entry that go into its URL:
+// load_balance_hosts and connect_query for qprouter, and the settings
+// PgBouncer asks of its server connections, which pgx sends in the
+// startup packet.
+var serverParams = []string{"load_balance_hosts", "connect_query", "client_encoding", "datestyle", "timezone", "application_name"}
 
 // databases maps [databases]: the * entry becomes the server URL, every
 // other entry a database of its own with its server (host, port, the
@@ -64,7 +70,7 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 			m.refuseDatabase(name, "%s: port=%s: want a port number", at, port)
 			continue
 		}
-		handled := []string{"host", "port", "dbname", "password", "user", "load_balance_hosts", "pool_size", "min_pool_size", "pool_mode",
+		handled := []string{"host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode",
 			"server_lifetime", "query_wait_timeout", "reserve_pool", "reserve_pool_size", "max_db_connections", "max_db_client_connections"}
 		if name == "*" {
 			if db, ok := params["dbname"]; ok {
@@ -74,15 +80,15 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 			if u, ok := params["user"]; ok {
 				m.warn("%s: user=%s is not forced: qprouter logs in to the server of * as each client's own user (give the database an entry of its own to force a user)", at, u)
 			}
-			m.set("server_url", serverURL(host, port, "", "", params["password"], params["load_balance_hosts"], server.params))
+			m.set("server_url", serverURL(host, port, "", "", params["password"], params, server.params))
 		} else {
 			if m.s.Databases == nil {
 				m.s.Databases = map[string]string{}
 			}
-			m.s.Databases[name] = serverURL(host, port, params["dbname"], params["user"], params["password"], params["load_balance_hosts"], server.params)
+			m.s.Databases[name] = serverURL(host, port, params["dbname"], params["user"], params["password"], params, server.params)
 		}
 		m.poolParams(at, name, params)
-		m.otherParams(at, params, handled...)
+		m.otherParams(at, params, append(handled, serverParams...)...)
 	}
 }
 
@@ -100,14 +106,16 @@ func (m *mapper) refuseDatabase(name, format string, args ...any) {
 // address, a Unix socket directory ("": the client library's default
 // ones) or a comma-separated list of them (each on port), with the
 // [pgbouncer] TLS and timeout parameters.
-func serverURL(host, port, dbname, user, password, balance string, params url.Values) string {
+func serverURL(host, port, dbname, user, password string, entry map[string]string, params url.Values) string {
 	u := url.URL{Scheme: "postgres", Path: "/" + dbname}
 	q := url.Values{}
 	for k, v := range params {
 		q[k] = v
 	}
-	if balance != "" {
-		q.Set("load_balance_hosts", balance)
+	for _, k := range serverParams {
+		if v, ok := entry[k]; ok {
+			q.Set(k, v)
+		}
 	}
 	hosts := strings.Split(host, ",")
 	switch {
@@ -193,7 +201,7 @@ func (m *mapper) otherParams(at string, params map[string]string, handled ...str
 		}
 	}
 	if len(server) > 0 {
-		m.warn("%s: %s ignored: qprouter takes users from auth_file only and sets on the server only what each client sends", at, strings.Join(server, " "))
+		m.warn("%s: %s ignored: qprouter runs the auth query of [pgbouncer] (auth_user, auth_query, auth_dbname) for every database", at, strings.Join(server, " "))
 	}
 }
 

@@ -105,6 +105,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
+	targets.Log = s.log
 	s.targets = targets
 	if c.AuthUser != "" {
 		s.authq = newAuthQuery(targets, c.AuthQuery, c.AuthUser, c.AuthDatabase, users[c.AuthUser].Plaintext())

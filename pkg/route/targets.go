@@ -5,7 +5,9 @@ package route
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sort"
 	"strings"
@@ -36,6 +38,9 @@ type Target struct {
 	// after it.
 	inOrder bool
 	next    atomic.Uint32
+	// connectQuery runs on each new server connection; its errors are
+	// logged and ignored, as PgBouncer's connect_query.
+	connectQuery string
 }
 
 // Targets maps client database names to servers: named entries first,
@@ -43,6 +48,8 @@ type Target struct {
 type Targets struct {
 	named    map[string]*Target
 	fallback *Target
+	// Log, when set, hears of failed connect queries.
+	Log *slog.Logger
 }
 
 // NoDatabaseError is a client's database name that no target serves. It
@@ -71,7 +78,7 @@ func NewTargets(defaultURL string, named map[string]string) (*Targets, error) {
 		defaultURL = star
 	}
 	if defaultURL != "" {
-		conn, inOrder, err := balanceParam(defaultURL)
+		conn, own, err := takeOwnParams(defaultURL)
 		if err != nil {
 			return nil, fmt.Errorf("server url: %w", err)
 		}
@@ -79,7 +86,7 @@ func NewTargets(defaultURL string, named map[string]string) (*Targets, error) {
 		if err != nil {
 			return nil, fmt.Errorf("server url: %w", err)
 		}
-		t.fallback = newTarget(defaultURL, cfg, inOrder)
+		t.fallback = newTarget(defaultURL, cfg, own)
 	}
 	names := make([]string, 0, len(named))
 	for name := range named {
@@ -106,7 +113,7 @@ func parseTarget(raw string) (*Target, error) {
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return nil, fmt.Errorf("want a postgres:// URL (postgres://[user[:password]@]host[:port]/[database][?sslmode=...])")
 	}
-	conn, inOrder, err := balanceParam(raw)
+	conn, own, err := takeOwnParams(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -116,44 +123,55 @@ func parseTarget(raw string) (*Target, error) {
 	}
 	q := u.Query()
 	pw, _ := u.User.Password()
-	tg := newTarget(raw, cfg, inOrder)
+	tg := newTarget(raw, cfg, own)
 	tg.Database = cmp.Or(strings.TrimPrefix(u.Path, "/"), q.Get("dbname"), q.Get("database"))
 	tg.User = cmp.Or(u.User.Username(), q.Get("user"))
 	tg.ownPassword = cmp.Or(pw, q.Get("password")) != ""
 	return tg, nil
 }
 
-// balanceParam takes load_balance_hosts (PgBouncer's and libpq's
-// parameter, which pgx does not know and would send to the server as a
-// setting) out of a URL: "disable" tries the hosts in order,
-// "round-robin" (the default) starts each connection at the next.
-func balanceParam(raw string) (conn string, inOrder bool, err error) {
+// ownParams are the URL parameters that qprouter takes out of a target's
+// URL before pgx reads it (pgx would send them to the server as settings).
+type ownParams struct {
+	// inOrder: load_balance_hosts=disable (PgBouncer's and libpq's
+	// parameter) tries the hosts in order; round-robin (the default)
+	// starts each connection at the next.
+	inOrder bool
+	// connectQuery (PgBouncer's connect_query) runs on each new server
+	// connection before any client uses it.
+	connectQuery string
+}
+
+// takeOwnParams splits a postgres:// URL into what pgx reads and ownParams.
+func takeOwnParams(raw string) (conn string, p ownParams, err error) {
 	if !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://") {
-		return raw, false, nil
+		return raw, p, nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", false, err
+		return "", p, err
 	}
 	q := u.Query()
-	if !q.Has("load_balance_hosts") {
-		return raw, false, nil
+	if !q.Has("load_balance_hosts") && !q.Has("connect_query") {
+		return raw, p, nil
 	}
 	switch v := q.Get("load_balance_hosts"); v {
 	case "disable":
-		inOrder = true
-	case "round-robin":
+		p.inOrder = true
+	case "round-robin", "":
 	default:
-		return "", false, fmt.Errorf("load_balance_hosts=%s: want round-robin or disable", v)
+		return "", p, fmt.Errorf("load_balance_hosts=%s: want round-robin or disable", v)
 	}
+	p.connectQuery = q.Get("connect_query")
 	q.Del("load_balance_hosts")
+	q.Del("connect_query")
 	u.RawQuery = q.Encode()
-	return u.String(), inOrder, nil
+	return u.String(), p, nil
 }
 
 // newTarget groups cfg's attempts by host.
-func newTarget(raw string, cfg *pgconn.Config, inOrder bool) *Target {
-	tg := &Target{URL: raw, cfg: cfg, inOrder: inOrder}
+func newTarget(raw string, cfg *pgconn.Config, own ownParams) *Target {
+	tg := &Target{URL: raw, cfg: cfg, inOrder: own.inOrder, connectQuery: own.connectQuery}
 	attempts := append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port, TLSConfig: cfg.TLSConfig}}, cfg.Fallbacks...)
 	for _, a := range attempts {
 		if n := len(tg.hosts); n > 0 && tg.hosts[n-1][0].Host == a.Host && tg.hosts[n-1][0].Port == a.Port {
@@ -250,7 +268,26 @@ func (t *Targets) Connector(password func(user string) string) pool.Connector {
 		if err != nil {
 			return nil, err
 		}
-		return pgconn.ConnectConfig(ctx, cfg)
+		pc, err := pgconn.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		tg, _ := t.For(database)
+		if tg.connectQuery == "" {
+			return pc, nil
+		}
+		_, err = pc.Exec(ctx, tg.connectQuery).ReadAll()
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(err, &pe):
+			if t.Log != nil {
+				t.Log.Warn("connect_query failed", "database", database, "user", user, "err", err)
+			}
+		case err != nil:
+			pc.Close(context.Background())
+			return nil, fmt.Errorf("connect_query: %w", err)
+		}
+		return pc, nil
 	}
 }
 

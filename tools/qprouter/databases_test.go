@@ -27,6 +27,7 @@ func TestDatabaseTargets(t *testing.T) {
 	c2 := pgtest.Start(t, pgtest.Options{})
 	serverExec(t, c1.URL(), "DROP ROLE IF EXISTS dbt_forced", "CREATE ROLE dbt_forced LOGIN PASSWORD 'forced pw'")
 	serverExec(t, c2.URL(), "CREATE DATABASE two_real")
+	serverExec(t, c1.URL(), "DROP TABLE IF EXISTS dbt_connects", "CREATE TABLE dbt_connects (pid int)")
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "qprouter.toml")
 	write(t, cfgPath, fmt.Sprintf(`[databases]
@@ -36,6 +37,8 @@ forced = "postgres://dbt_forced:forced%%20pw@127.0.0.1:%[1]d/postgres"
 sock = "postgres:///postgres?host=%[3]s&port=%[1]d"
 both = "postgres://127.0.0.1:%[1]d,127.0.0.1:%[2]d/postgres"
 failover = "postgres://%[4]s,127.0.0.1:%[2]d/postgres?load_balance_hosts=disable"
+tuned = "postgres://127.0.0.1:%[1]d/postgres?connect_query=INSERT+INTO+dbt_connects+SELECT+pg_backend_pid()&timezone=Asia%%2FTokyo&application_name=tuned_srv"
+badq = "postgres://127.0.0.1:%[1]d/postgres?connect_query=SELEC+1"
 `, c1.Port, c2.Port, c1.SocketDir(), freeAddr(t)))
 	for _, mode := range []string{"session", "transaction"} {
 		t.Run(mode, func(t *testing.T) {
@@ -76,6 +79,16 @@ failover = "postgres://%[4]s,127.0.0.1:%[2]d/postgres?load_balance_hosts=disable
 			// serves, and cancel requests go there.
 			checkServedBy(t, at("failover", "postgres"), "postgres", "postgres", c2.Port)
 			wantCancelled(t, at("failover", "postgres"))
+			// connect_query ran on the server connection, which started
+			// with the URL's settings; a failing one is logged and ignored.
+			var ran bool
+			var tz, app string
+			queryRow(t, at("tuned", "postgres"), "SELECT pg_backend_pid() IN (SELECT pid FROM dbt_connects), current_setting('TimeZone'), current_setting('application_name')", &ran, &tz, &app)
+			if !ran || tz != "Asia/Tokyo" || app != "tuned_srv" {
+				t.Errorf("tuned: connect_query ran %v, TimeZone %s, application_name %s", ran, tz, app)
+			}
+			var one int
+			queryRow(t, at("badq", "postgres"), "SELECT 1", &one)
 			var pools struct {
 				Pools []struct {
 					Name string `json:"name"`
@@ -86,7 +99,7 @@ failover = "postgres://%[4]s,127.0.0.1:%[2]d/postgres?load_balance_hosts=disable
 			for _, p := range pools.Pools {
 				names = append(names, p.Name)
 			}
-			if got := strings.Join(names, " "); got != "both/postgres failover/postgres forced/dbt_forced one/postgres sock/postgres two/postgres" {
+			if got := strings.Join(names, " "); got != "badq/postgres both/postgres failover/postgres forced/dbt_forced one/postgres sock/postgres tuned/postgres two/postgres" {
 				t.Errorf("pools: %s", got)
 			}
 			wantCancelled(t, at("two", "postgres"))
@@ -129,6 +142,21 @@ failover = "postgres://%[4]s,127.0.0.1:%[2]d/postgres?load_balance_hosts=disable
 	defer stop()
 	checkServedBy(t, strings.Replace(url, "/postgres?", "/alias?", 1), "two_real", "postgres", c2.Port)
 	checkServedBy(t, url, "postgres", "postgres", c1.Port)
+}
+
+// queryRow runs sql at url and scans its row into dst.
+func queryRow(t *testing.T, url, sql string, dst ...any) {
+	t.Helper()
+	ctx := context.Background()
+	cn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Errorf("%s: %v", url, err)
+		return
+	}
+	defer cn.Close(ctx)
+	if err := cn.QueryRow(ctx, sql).Scan(dst...); err != nil {
+		t.Errorf("%s: %s: %v", url, sql, err)
+	}
 }
 
 // inTx connects to url and opens a transaction, which holds a server

@@ -55,6 +55,10 @@ type Options struct {
 	// Clients lists the connected clients for GET /api/clients. Nil: 501.
 	Clients func() []ClientStat
 
+	// Databases lists where each database is served, for GET
+	// /api/databases. Nil: 501.
+	Databases func() []DatabaseStat
+
 	// Pause stops handing server connections to clients of pool ("" means
 	// every pool) once the running transactions finish; Resume undoes it.
 	// Nil: 501.
@@ -87,6 +91,19 @@ var (
 	DefaultQueryBuckets   = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 	DefaultAcquireBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 )
+
+// DatabaseStat is one database entry (PgBouncer's SHOW DATABASES): the
+// server a client database name is served by.
+type DatabaseStat struct {
+	Name      string   `json:"name"`                 // the client's database name; "*": every other one
+	Server    string   `json:"server"`               // the URL, password hidden
+	Hosts     []string `json:"hosts"`                // host:port (or socket directory:port), in the URL's order
+	Database  string   `json:"database,omitempty"`   // the database there ("": the client's name)
+	ForceUser string   `json:"force_user,omitempty"` // every client served as this user
+	// LoadBalanceHosts is "round-robin" or "disable" (hosts in order).
+	LoadBalanceHosts string `json:"load_balance_hosts"`
+	ConnectQuery     string `json:"connect_query,omitempty"`
+}
 
 // PoolStat is one pool as the proxy reports it.
 type PoolStat struct {

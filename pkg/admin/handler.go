@@ -26,6 +26,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /api/stats/digests/reset", s.resetDigests)
 	mux.HandleFunc("GET /api/pools", s.pools)
 	mux.HandleFunc("GET /api/clients", s.clients)
+	mux.HandleFunc("GET /api/databases", s.databases)
 	mux.HandleFunc("POST /api/pause", s.poolAction(s.opts.Pause, "pause"))
 	mux.HandleFunc("POST /api/resume", s.poolAction(s.opts.Resume, "resume"))
 	mux.HandleFunc("POST /api/reload", s.reload)
@@ -116,6 +117,25 @@ func (s *Server) clients(w http.ResponseWriter, r *http.Request) {
 		cs = []ClientStat{}
 	}
 	s.answer(w, http.StatusOK, ClientsAnswer{Version: APIVersion, Time: s.opts.Now(), Clients: cs})
+}
+
+// DatabasesAnswer is the JSON of GET /api/databases.
+type DatabasesAnswer struct {
+	Version   int            `json:"version"`
+	Time      time.Time      `json:"time"`
+	Databases []DatabaseStat `json:"databases"`
+}
+
+func (s *Server) databases(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Databases == nil {
+		s.notImplemented(w, "databases")
+		return
+	}
+	ds := s.opts.Databases()
+	if ds == nil {
+		ds = []DatabaseStat{}
+	}
+	s.answer(w, http.StatusOK, DatabasesAnswer{Version: APIVersion, Time: s.opts.Now(), Databases: ds})
 }
 
 func (s *Server) poolAction(f func(context.Context, string) error, name string) http.HandlerFunc {

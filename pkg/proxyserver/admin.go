@@ -10,17 +10,19 @@ import (
 
 	"github.com/qpkit/qpkit/pkg/admin"
 	"github.com/qpkit/qpkit/pkg/proxy"
+	"github.com/qpkit/qpkit/pkg/route"
 )
 
 // newAdmin builds the admin server over s.proxy (set later by New).
 func (s *Server) newAdmin() *admin.Server {
 	return admin.New(admin.Options{
-		Pools:   func() []admin.PoolStat { return poolStats(s.proxy) },
-		Clients: func() []admin.ClientStat { return clientStats(s.proxy) },
-		Pause:   func(_ context.Context, name string) error { return pause(s.proxy, name, true) },
-		Resume:  func(_ context.Context, name string) error { return pause(s.proxy, name, false) },
-		Reload:  func(context.Context) error { return s.Reload() },
-		Pprof:   s.cfg.Pprof,
+		Pools:     func() []admin.PoolStat { return poolStats(s.proxy) },
+		Clients:   func() []admin.ClientStat { return clientStats(s.proxy) },
+		Databases: s.databaseStats,
+		Pause:     func(_ context.Context, name string) error { return pause(s.proxy, name, true) },
+		Resume:    func(_ context.Context, name string) error { return pause(s.proxy, name, false) },
+		Reload:    func(context.Context) error { return s.Reload() },
+		Pprof:     s.cfg.Pprof,
 	})
 }
 
@@ -83,6 +85,27 @@ func clientStats(p *proxy.Proxy) []admin.ClientStat {
 	for _, c := range p.Clients() {
 		out = append(out, admin.ClientStat{ID: c.Addr, Pool: c.Database + "/" + c.User, User: c.User, Database: c.Database,
 			Application: c.Application, Addr: c.Addr, State: c.State, TLS: c.TLS, Pinned: c.Pinned, ConnectedAt: c.ConnectedSince})
+	}
+	return out
+}
+
+// databaseStats lists the database entries, then the default server as "*".
+func (s *Server) databaseStats() []admin.DatabaseStat {
+	stat := func(name string, tg *route.Target) admin.DatabaseStat {
+		lb := "round-robin"
+		if tg.InOrder() {
+			lb = "disable"
+		}
+		return admin.DatabaseStat{Name: name, Server: redact(tg.URL), Hosts: tg.Hosts(), Database: tg.Database, ForceUser: tg.User,
+			LoadBalanceHosts: lb, ConnectQuery: tg.ConnectQuery()}
+	}
+	var out []admin.DatabaseStat
+	for _, name := range s.targets.Names() {
+		tg, _ := s.targets.For(name)
+		out = append(out, stat(name, tg))
+	}
+	if tg := s.targets.Default(); tg != nil {
+		out = append(out, stat("*", tg))
 	}
 	return out
 }

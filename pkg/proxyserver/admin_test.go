@@ -34,3 +34,19 @@ func TestPauseAPI(t *testing.T) {
 		t.Errorf("resume all: %d %s", code, body)
 	}
 }
+
+// Passwords never reach the log or the admin API, in any spelling of a
+// connection string.
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:secret@h:5432/db?sslmode=disable":     "postgres://u:xxxxx@h:5432/db?sslmode=disable",
+		"postgresql://h/db?password=secret&sslmode=disable": "postgresql://h/db?password=xxxxx&sslmode=disable",
+		"host=h password=secret dbname=x":                   "host=h password=xxxxx dbname=x",
+		"host=h password = 'se cr''et' dbname=x":            "host=h password = xxxxx dbname=x",
+		"postgres://h1:1,h2:2/db?connect_query=SELECT+1":    "postgres://h1:1,h2:2/db?connect_query=SELECT+1",
+	} {
+		if got := redact(in); got != want || strings.Contains(got, "secret") {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -470,11 +471,23 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// redact hides the password of a server URL for the log.
+// dsnPassword finds password=... in a key=value connection string.
+var dsnPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.|'')*'|\S+)`)
+
+// redact is a connection string for logs and the admin API: a URL's
+// password (user info or ?password=) and a key=value string's password=
+// shown as xxxxx.
 func redact(s string) string {
+	if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
+		return dsnPassword.ReplaceAllString(s, "${1}xxxxx")
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(unparsable url)"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -198,6 +200,25 @@ func (tg *Target) rotate(cfg *pgconn.Config) {
 	cfg.Host, cfg.Port, cfg.TLSConfig = attempts[0].Host, attempts[0].Port, attempts[0].TLSConfig
 	cfg.Fallbacks = attempts[1:]
 }
+
+// Hosts are the target's hosts, host:port (a socket directory:port), in
+// the URL's order.
+func (tg *Target) Hosts() []string {
+	out := make([]string, len(tg.hosts))
+	for i, h := range tg.hosts {
+		out[i] = net.JoinHostPort(h[0].Host, strconv.Itoa(int(h[0].Port)))
+	}
+	return out
+}
+
+// InOrder reports load_balance_hosts=disable: hosts tried in order.
+func (tg *Target) InOrder() bool { return tg.inOrder }
+
+// ConnectQuery is the query run on each new server connection ("": none).
+func (tg *Target) ConnectQuery() string { return tg.connectQuery }
+
+// Default is the target of the names no entry gives (nil: refused).
+func (t *Targets) Default() *Target { return t.fallback }
 
 // For returns the target of a client's database name.
 func (t *Targets) For(database string) (*Target, error) {

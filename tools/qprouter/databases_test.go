@@ -102,6 +102,34 @@ badq = "postgres://127.0.0.1:%[1]d/postgres?connect_query=SELEC+1"
 			if got := strings.Join(names, " "); got != "badq/postgres both/postgres failover/postgres forced/dbt_forced one/postgres sock/postgres tuned/postgres two/postgres" {
 				t.Errorf("pools: %s", got)
 			}
+			var dbs struct {
+				Databases []struct {
+					Name, Server, Database string
+					Hosts                  []string
+					ForceUser              string `json:"force_user"`
+					LoadBalance            string `json:"load_balance_hosts"`
+					ConnectQuery           string `json:"connect_query"`
+				} `json:"databases"`
+			}
+			getJSON(t, "http://"+adminAddr+"/api/databases", &dbs)
+			var listed []string
+			for _, d := range dbs.Databases {
+				listed = append(listed, d.Name)
+				if strings.Contains(d.Server, "forced") && !strings.Contains(d.Server, "xxxxx") {
+					t.Errorf("/api/databases shows a password: %s", d.Server)
+				}
+				switch {
+				case d.Name == "forced" && d.ForceUser != "dbt_forced",
+					d.Name == "two" && (d.Database != "two_real" || len(d.Hosts) != 1 || d.Hosts[0] != fmt.Sprintf("127.0.0.1:%d", c2.Port)),
+					d.Name == "both" && (len(d.Hosts) != 2 || d.LoadBalance != "round-robin"),
+					d.Name == "failover" && d.LoadBalance != "disable",
+					d.Name == "tuned" && !strings.HasPrefix(d.ConnectQuery, "INSERT INTO dbt_connects"):
+					t.Errorf("/api/databases %s: %+v", d.Name, d)
+				}
+			}
+			if got := strings.Join(listed, " "); got != "badq both failover forced one sock tuned two" {
+				t.Errorf("/api/databases lists %s", got)
+			}
 			wantCancelled(t, at("two", "postgres"))
 			_, err := pgx.Connect(context.Background(), at("nosuch", "postgres"))
 			var pe *pgconn.PgError

@@ -166,16 +166,16 @@ func TestBouncerErrors(t *testing.T) {
 		return p
 	}
 	statement := bad("statement.ini", "pool_mode = transaction", "pool_mode = statement")
-	twoHosts := bad("hosts.ini", "* = host=127.0.0.1", "* = host=10.1.1.1,10.1.1.2")
-	appHosts := bad("apphosts.ini", "appdb = host=127.0.0.1", "appdb = host=127.0.0.1,10.1.1.1")
+	twoHosts := bad("hosts.ini", "* = host=127.0.0.1", "* = host=10.1.1.1,10.1.1.2 load_balance_hosts=random")
+	appHosts := bad("apphosts.ini", "appdb = host=127.0.0.1", "appdb = load_balance_hosts=random host=127.0.0.1")
 	missing := filepath.Join(dir, "missing.ini")
 	for _, c := range []struct {
 		args []string
 		msg  string
 	}{
 		{[]string{"--pgbouncer-ini", statement}, "qprouter: pgbouncer.ini " + statement + ": pool_mode = statement: qprouter has no statement mode; use transaction (or give --pool-mode)\n"},
-		{[]string{"--pgbouncer-ini", twoHosts}, "qprouter: pgbouncer.ini " + twoHosts + ": [databases] *: host=10.1.1.1,10.1.1.2 lists several hosts; qprouter connects to one server per database (or give --server-url)\n"},
-		{[]string{"--pgbouncer-ini", appHosts}, "qprouter: pgbouncer.ini " + appHosts + ": [databases] appdb: host=127.0.0.1,10.1.1.1 lists several hosts; qprouter connects to one server per database\n"},
+		{[]string{"--pgbouncer-ini", twoHosts}, "qprouter: pgbouncer.ini " + twoHosts + ": [databases] *: load_balance_hosts=random: want round-robin or disable (or give --server-url)\n"},
+		{[]string{"--pgbouncer-ini", appHosts}, "qprouter: pgbouncer.ini " + appHosts + ": [databases] appdb: load_balance_hosts=random: want round-robin or disable\n"},
 		{[]string{"--pgbouncer-ini", missing}, "qprouter: pgbouncer.ini: open " + missing + ": no such file or directory\n"},
 	} {
 		var errb bytes.Buffer

@@ -62,6 +62,10 @@ type Conn struct {
 	outmu  sync.Mutex
 	out    []byte       // accepted by Write, not yet taken by the socket
 	outLen atomic.Int64 // len(out), for Pending without the lock
+	// outArmed: the socket is registered for writable edges too. It is
+	// not until a write finds it full (armOut), so that the
+	// acknowledgement of every answer does not wake the loop for nothing.
+	outArmed atomic.Bool
 
 	// With the loop's ring (writes_linux.go), under outmu: a handler's
 	// writes wait in out for the end of the round of events; sending is
@@ -316,6 +320,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 			done += n
 			continue
 		case syscall.EAGAIN:
+			c.armOut()
 		default:
 			return done, c.opError("write", os.NewSyscallError("write", e))
 		}
@@ -334,6 +339,33 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return done, nil
 }
 
+// epollEvent is c's registration: readable edges, and writable ones once
+// armed.
+func (c *Conn) epollEvent() syscall.EpollEvent {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | epollET}
+	if c.outArmed.Load() {
+		ev.Events |= syscall.EPOLLOUT
+	}
+	*(*uint64)(unsafe.Pointer(&ev.Fd)) = c.id
+	return ev
+}
+
+// armOut registers c for writable edges from now on, before a write that
+// found the socket full waits for one. The change reports the socket's
+// state at once, so an edge that came meanwhile is not lost.
+func (c *Conn) armOut() {
+	if c.outArmed.Load() {
+		return
+	}
+	c.fdmu.RLock()
+	defer c.fdmu.RUnlock()
+	if c.fd < 0 || c.outArmed.Swap(true) {
+		return
+	}
+	ev := c.epollEvent()
+	epollCtl(c.l.ep, syscall.EPOLL_CTL_MOD, c.fd, &ev)
+}
+
 // writeOut sends what it can of c.out, with outmu held.
 func (c *Conn) writeOut() error {
 	defer func() { c.outLen.Store(int64(len(c.out))) }()
@@ -344,6 +376,7 @@ func (c *Conn) writeOut() error {
 			c.out = c.out[:copy(c.out, c.out[n:])]
 			continue
 		case syscall.EAGAIN:
+			c.armOut()
 			return nil
 		}
 		c.out = c.out[:0]

@@ -411,8 +411,7 @@ func (l *Loop) register(c *Conn) error {
 	l.nextID++
 	c.id = l.nextID
 	c.batched = l.ring != nil
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | epollET}
-	*(*uint64)(unsafe.Pointer(&ev.Fd)) = c.id
+	ev := c.epollEvent()
 	if err := epollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
 		return fmt.Errorf("netloop: epoll_ctl: %w", err)
 	}

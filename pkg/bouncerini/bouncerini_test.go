@@ -222,20 +222,23 @@ func TestBouncerIncludeAndValues(t *testing.T) {
 // Unknown keys are one warning; ignored keys set away from PgBouncer's
 // default are one warning each; per-database settings are warned about.
 func TestBouncerWarnings(t *testing.T) {
-	s := load(t, base+"frobnicate = 1\nquery_timeout = 0\nserver_round_robin = 1\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 load_balance_hosts=disable connect_query='SELECT 1' colour=blue\n* = host=127.0.0.1 port=5432 pool_size=3 max_db_connections=4\n[users]\napp = max_user_client_connections=3 max_user_connections=1 mystery=1\n[peers]\n1 = host=p1\n[extra]\n")
+	s := load(t, base+"frobnicate = 1\nquery_timeout = 0\nserver_round_robin = 1\nserver_fast_close = 1\n[databases]\nx = host=127.0.0.1 port=5432 user=app pool_size=5 load_balance_hosts=disable connect_query='SELECT 1' colour=blue\n* = host=127.0.0.1 port=5432 pool_size=3 max_db_connections=4\n[users]\napp = max_user_client_connections=3 max_user_connections=1 mystery=1\n[peers]\n1 = host=p1\n[extra]\n")
 	if len(s.Errors) > 0 {
 		t.Fatalf("errors: %v", s.Errors)
 	}
 	w := notes(s, slog.LevelWarn)
 	for _, want := range []string{
 		"unknown keys ignored: [pgbouncer] frobnicate, [databases] x: colour, [users] app: mystery, [extra]",
-		"server_round_robin = 1 ignored",
+		"server_fast_close = 1 ignored",
 		"[databases] *: max_db_connections=4 pool_size=3 ignored: the [pgbouncer] settings apply to databases without an entry of their own",
 		"[peers] ignored",
 	} {
 		if !strings.Contains(w, want) {
 			t.Errorf("no %q in:\n%s", want, w)
 		}
+	}
+	if s.Values["server_round_robin"] != "true" {
+		t.Errorf("server_round_robin = 1: %q", s.Values["server_round_robin"])
 	}
 	if x := s.Databases["x"]; x != "postgres://app@127.0.0.1:5432/?connect_query=SELECT+1&load_balance_hosts=disable" {
 		t.Errorf("[databases] x: %s", x)

@@ -212,11 +212,13 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	m.auth(get)
 	m.clientTLS(get)
 
-	if v, ok := get("tcp_defer_accept"); ok { // an integer in PgBouncer: 0 off, anything else on
-		if n, err := strconv.ParseInt(v, 0, 32); err != nil {
-			m.refuse("tcp_defer_accept", "tcp_defer_accept = %s: want 0 or 1", v)
-		} else {
-			m.set("tcp_defer_accept", strconv.FormatBool(n != 0))
+	for _, key := range []string{"tcp_defer_accept", "server_round_robin"} {
+		if v, ok := get(key); ok { // an integer in PgBouncer: 0 off, anything else on
+			if n, err := strconv.ParseInt(v, 0, 32); err != nil {
+				m.refuse(key, "%s = %s: want 0 or 1", key, v)
+			} else {
+				m.set(key, strconv.FormatBool(n != 0))
+			}
 		}
 	}
 
@@ -466,7 +468,6 @@ var ignored = map[string]ignoredKey{
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},
 
 	"server_reset_query_always": {"0", "the reset query runs when a session-mode or pinned client leaves, not after each transaction", false},
-	"server_round_robin":        {"0", "idle server connections are reused most recently used first", false},
 	"server_fast_close":         {"0", "server connections close when their client leaves", false},
 	"max_packet_size":           {"2147483647", "qprouter accepts client messages up to 1 GB, as PostgreSQL does", false},
 	"disable_pqexec":            {"0", "the simple query protocol is always allowed", false},

@@ -34,6 +34,11 @@ type Config struct {
 	// default 0, none); ReserveTimeout defaults to 5s.
 	ReservePool    int
 	ReserveTimeout time.Duration
+	// RoundRobin hands out the idle connection that has waited longest
+	// (PgBouncer's server_round_robin), so that the load spreads over
+	// every connection and the hosts behind them; by default the most
+	// recently used one, which keeps the fewest connections busy.
+	RoundRobin bool
 	// MaxDBConnections and MaxUserConnections are the caps of the pool's
 	// Limits (SetLimits), the same for every pool of a limit (default 0:
 	// no cap).
@@ -340,7 +345,8 @@ func (p *Pool) TryAcquire(prefer func(*Conn) bool) *Conn {
 		return now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter
 	}
 	pick := -1
-	for i := len(p.idle) - 1; i >= 0; i-- {
+	for j := range p.idle {
+		i := p.nextIdle(j)
 		c := p.idle[i]
 		if !usable(c) {
 			continue
@@ -356,9 +362,31 @@ func (p *Pool) TryAcquire(prefer func(*Conn) bool) *Conn {
 	if pick < 0 {
 		return nil
 	}
-	c := p.idle[pick]
-	p.idle = append(p.idle[:pick], p.idle[pick+1:]...)
+	c := p.takeIdleLocked(pick)
 	p.active++
+	return c
+}
+
+// nextIdle is the index in p.idle of the j-th connection to hand out:
+// from the most recently used (the end) back, or with RoundRobin from the
+// one idle longest (the start) on. With p.mu held.
+func (p *Pool) nextIdle(j int) int {
+	if p.cfg.RoundRobin {
+		return j
+	}
+	return len(p.idle) - 1 - j
+}
+
+// takeIdleLocked removes and returns p.idle[i].
+func (p *Pool) takeIdleLocked(i int) *Conn {
+	c := p.idle[i]
+	if i == len(p.idle)-1 {
+		p.idle[i] = nil
+		p.idle = p.idle[:i]
+		return c
+	}
+	p.idle = append(p.idle[:i], p.idle[i+1:]...)
+	p.idle[len(p.idle):cap(p.idle)][0] = nil
 	return c
 }
 
@@ -369,10 +397,10 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	p.mu.Lock()
 	timeout := p.cfg.AcquireTimeout
 	if n := len(p.idle); n > 0 && !p.closed {
-		c := p.idle[n-1]
+		c := p.idle[p.nextIdle(0)]
 		now := time.Now()
 		if now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter {
-			p.idle = p.idle[:n-1]
+			p.takeIdleLocked(p.nextIdle(0))
 			p.active++
 			p.mu.Unlock()
 			return c, nil
@@ -426,9 +454,8 @@ func (p *Pool) take(ctx context.Context) (c *Conn, full *Limit, err error) {
 			p.mu.Unlock()
 			return nil, nil, ErrClosed
 		}
-		if n := len(p.idle); n > 0 {
-			c := p.idle[n-1]
-			p.idle = p.idle[:n-1]
+		if len(p.idle) > 0 {
+			c := p.takeIdleLocked(p.nextIdle(0))
 			p.active++
 			p.mu.Unlock()
 			return c, nil, nil

@@ -122,3 +122,49 @@ func TestMinIdleAndResize(t *testing.T) {
 		t.Fatalf("after shrinking: %+v", st)
 	}
 }
+
+// With RoundRobin the idle connection that waited longest goes out first,
+// so that back-to-back checkouts go round every connection; by default the
+// most recently used one goes out again.
+func TestRoundRobin(t *testing.T) {
+	for _, rr := range []bool{false, true} {
+		p, _ := newPool(t, pool.Config{Size: 3, RoundRobin: rr})
+		ctx := context.Background()
+		var open []*pool.Conn
+		for range 3 {
+			c, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			open = append(open, c)
+		}
+		for _, c := range open {
+			p.Release(c)
+		}
+		var pids []uint32
+		for range 6 {
+			c, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pids = append(pids, c.PID)
+			p.Release(c)
+		}
+		distinct := map[uint32]bool{}
+		for _, pid := range pids {
+			distinct[pid] = true
+		}
+		if want := map[bool]int{false: 1, true: 3}[rr]; len(distinct) != want || (rr && (pids[0] != open[0].PID || pids[3] != pids[0])) {
+			t.Errorf("RoundRobin %v: checkouts went to %v (opened %d, %d, %d)", rr, pids, open[0].PID, open[1].PID, open[2].PID)
+		}
+		// TryAcquire takes the same order.
+		c := p.TryAcquire(nil)
+		if c == nil {
+			t.Fatal("TryAcquire: no idle connection")
+		}
+		if next := pids[len(pids)-1]; (rr && c.PID == next) || (!rr && c.PID != next) {
+			t.Errorf("RoundRobin %v: TryAcquire gave %d after %v", rr, c.PID, pids)
+		}
+		p.Release(c)
+	}
+}

@@ -33,6 +33,7 @@ type Config struct {
 	ResetQuery         string        `toml:"reset_query"`                 // run when a session-mode or pinned client leaves
 	ReservePoolSize    int           `toml:"reserve_pool_size"`           // connections a pool may open beyond pool_size for a client that waited reserve_pool_timeout
 	ReservePoolTimeout time.Duration `toml:"reserve_pool_timeout"`        // the wait after which a reserve connection may open
+	ServerRoundRobin   bool          `toml:"server_round_robin"`          // hand out the idle server connection that waited longest, not the most recently used
 	MaxDBConnections   int           `toml:"max_db_connections"`          // server connections per database, all its pools together (0: no limit)
 	MaxUserConnections int           `toml:"max_user_connections"`        // server connections per user, all its pools together (0: no limit)
 	MaxDBClients       int           `toml:"max_db_client_connections"`   // clients per database, all its pools together (0: no limit)

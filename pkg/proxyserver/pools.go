@@ -53,6 +53,7 @@ type poolValues struct {
 	reserve, maxDB, maxUser                               int
 	maxDBClients, maxUserClients                          int
 	reserveTimeout                                        time.Duration
+	roundRobin                                            bool // server_round_robin, top-level only
 }
 
 // over applies o's set fields to v.
@@ -94,7 +95,7 @@ func (c *Config) poolFor(database, user string) poolValues {
 		acquireTimeout: c.AcquireTimeout, idleTimeout: c.IdleTimeout, maxLifetime: c.MaxLifetime,
 		healthCheck: c.HealthCheckAfter, resetQuery: c.ResetQuery,
 		reserve: c.ReservePoolSize, reserveTimeout: c.ReservePoolTimeout, maxDB: c.MaxDBConnections, maxUser: c.MaxUserConnections,
-		maxDBClients: c.MaxDBClients, maxUserClients: c.MaxUserClients}
+		maxDBClients: c.MaxDBClients, maxUserClients: c.MaxUserClients, roundRobin: c.ServerRoundRobin}
 	if len(c.Pools) == 0 {
 		return v
 	}
@@ -110,7 +111,8 @@ func (v poolValues) config() pool.Config {
 	return pool.Config{Size: v.size, MinIdle: v.minIdle, MaxClients: v.maxClients,
 		AcquireTimeout: v.acquireTimeout, IdleTimeout: v.idleTimeout, MaxLifetime: v.maxLifetime,
 		HealthCheckAfter: v.healthCheck, ResetQuery: v.resetQuery,
-		ReservePool: v.reserve, ReserveTimeout: v.reserveTimeout, MaxDBConnections: v.maxDB, MaxUserConnections: v.maxUser}
+		ReservePool: v.reserve, ReserveTimeout: v.reserveTimeout, MaxDBConnections: v.maxDB, MaxUserConnections: v.maxUser,
+		RoundRobin: v.roundRobin}
 }
 
 // modesChanged reports whether a and b differ in a pool mode.

@@ -55,6 +55,7 @@ type settings struct {
 	ResetQuery         string        `help:"Run on a server connection when a session-mode (or pinned) client leaves." default:"DISCARD ALL" env:"QPROUTER_RESET_QUERY"`
 	ReservePoolSize    int           `help:"Server connections a pool may open beyond --pool-size for a client that has waited --reserve-pool-timeout (0: none)." default:"0" env:"QPROUTER_RESERVE_POOL_SIZE"`
 	ReservePoolTimeout time.Duration `help:"How long a client waits before a reserve connection may open for it." default:"5s" env:"QPROUTER_RESERVE_POOL_TIMEOUT"`
+	ServerRoundRobin   bool          `help:"Hand out the idle server connection that has waited longest instead of the most recently used one, so that the load spreads over every connection (and the hosts behind a server URL), as PgBouncer's server_round_robin." env:"QPROUTER_SERVER_ROUND_ROBIN"`
 	MaxDBConnections   int           `name:"max-db-connections" help:"Server connections per database, all its pools together (0: no limit); a pool at the limit closes another pool's idle connection or waits." default:"0" env:"QPROUTER_MAX_DB_CONNECTIONS"`
 	MaxUserConnections int           `help:"Server connections per user, all its pools together (0: no limit)." default:"0" env:"QPROUTER_MAX_USER_CONNECTIONS"`
 	MaxDBClients       int           `name:"max-db-client-connections" help:"Clients per database, all its pools together (0: no limit); one more is refused at login." default:"0" env:"QPROUTER_MAX_DB_CLIENT_CONNECTIONS"`

@@ -152,6 +152,42 @@ badq = "postgres://127.0.0.1:%[1]d/postgres?connect_query=SELEC+1"
 		t.Errorf("a role of the second cluster logging in to the first's database: %v", err)
 	}
 
+	// --server-round-robin: a client's back-to-back transactions go round
+	// the idle connections, and so round both hosts of "both" (by default
+	// the most recently used connection serves them all).
+	for _, rr := range []bool{false, true} {
+		args := []string{"--config", cfgPath, "--pool-mode", "transaction"}
+		if rr {
+			args = append(args, "--server-round-robin")
+		}
+		url, stop := startRouterWith(t, args...)
+		both := strings.Replace(url, "/postgres?", "/both?", 1)
+		a, b := inTx(t, both), inTx(t, both)
+		for _, cn := range []*pgx.Conn{a, b} {
+			if _, err := cn.Exec(context.Background(), "COMMIT"); err != nil {
+				t.Fatal(err)
+			}
+			cn.Close(context.Background())
+		}
+		cn, err := pgx.Connect(context.Background(), both)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports := map[int]int{}
+		for range 4 {
+			var p int
+			if err := cn.QueryRow(context.Background(), "SELECT inet_server_port()").Scan(&p); err != nil {
+				t.Fatal(err)
+			}
+			ports[p]++
+		}
+		cn.Close(context.Background())
+		stop()
+		if want := map[bool]int{false: 1, true: 2}[rr]; len(ports) != want {
+			t.Errorf("--server-round-robin %v: 4 transactions on ports %v", rr, ports)
+		}
+	}
+
 	// A reload keeps the servers (a warning says they change at the next
 	// start).
 	addr, reload, stopHUP := startWithHUP(t, "--config", cfgPath)

@@ -89,15 +89,23 @@ type PoolsAnswer struct {
 }
 
 func (s *Server) pools(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Pools == nil {
-		s.notImplemented(w, "pools")
+	listed(s, w, "pools", s.opts.Pools, func(ps []PoolStat) any {
+		return PoolsAnswer{Version: APIVersion, Time: s.opts.Now(), Pools: ps}
+	})
+}
+
+// listed answers a GET of a list: 501 without its callback, an empty
+// list rather than null.
+func listed[T any](s *Server, w http.ResponseWriter, name string, list func() []T, answer func([]T) any) {
+	if list == nil {
+		s.notImplemented(w, name)
 		return
 	}
-	ps := s.opts.Pools()
-	if ps == nil {
-		ps = []PoolStat{}
+	l := list()
+	if l == nil {
+		l = []T{}
 	}
-	s.answer(w, http.StatusOK, PoolsAnswer{Version: APIVersion, Time: s.opts.Now(), Pools: ps})
+	s.answer(w, http.StatusOK, answer(l))
 }
 
 // ClientsAnswer is the JSON of GET /api/clients.
@@ -108,15 +116,9 @@ type ClientsAnswer struct {
 }
 
 func (s *Server) clients(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Clients == nil {
-		s.notImplemented(w, "clients")
-		return
-	}
-	cs := s.opts.Clients()
-	if cs == nil {
-		cs = []ClientStat{}
-	}
-	s.answer(w, http.StatusOK, ClientsAnswer{Version: APIVersion, Time: s.opts.Now(), Clients: cs})
+	listed(s, w, "clients", s.opts.Clients, func(cs []ClientStat) any {
+		return ClientsAnswer{Version: APIVersion, Time: s.opts.Now(), Clients: cs}
+	})
 }
 
 // DatabasesAnswer is the JSON of GET /api/databases.
@@ -127,15 +129,9 @@ type DatabasesAnswer struct {
 }
 
 func (s *Server) databases(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Databases == nil {
-		s.notImplemented(w, "databases")
-		return
-	}
-	ds := s.opts.Databases()
-	if ds == nil {
-		ds = []DatabaseStat{}
-	}
-	s.answer(w, http.StatusOK, DatabasesAnswer{Version: APIVersion, Time: s.opts.Now(), Databases: ds})
+	listed(s, w, "databases", s.opts.Databases, func(ds []DatabaseStat) any {
+		return DatabasesAnswer{Version: APIVersion, Time: s.opts.Now(), Databases: ds}
+	})
 }
 
 func (s *Server) poolAction(f func(context.Context, string) error, name string) http.HandlerFunc {

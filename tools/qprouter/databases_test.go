@@ -208,19 +208,22 @@ badq = "postgres://127.0.0.1:%[1]d/postgres?connect_query=SELEC+1"
 	checkServedBy(t, url, "postgres", "postgres", c1.Port)
 }
 
-// queryRow runs sql at url and scans its row into dst.
-func queryRow(t *testing.T, url, sql string, dst ...any) {
+// queryRow runs sql at url and scans its row into dst; false (and the
+// test failed) when it could not.
+func queryRow(t *testing.T, url, sql string, dst ...any) bool {
 	t.Helper()
 	ctx := context.Background()
 	cn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Errorf("%s: %v", url, err)
-		return
+		return false
 	}
 	defer cn.Close(ctx)
 	if err := cn.QueryRow(ctx, sql).Scan(dst...); err != nil {
 		t.Errorf("%s: %s: %v", url, sql, err)
+		return false
 	}
+	return true
 }
 
 // inTx connects to url and opens a transaction, which holds a server
@@ -241,17 +244,9 @@ func inTx(t *testing.T, url string) *pgx.Conn {
 // user and server port (0: a Unix socket).
 func checkServedBy(t *testing.T, url, wantDB, wantUser string, port int) {
 	t.Helper()
-	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Errorf("%s: %v", url, err)
-		return
-	}
-	defer cn.Close(ctx)
 	var db, user string
 	var p *int
-	if err := cn.QueryRow(ctx, "SELECT current_database(), current_user, inet_server_port()").Scan(&db, &user, &p); err != nil {
-		t.Errorf("%s: %v", url, err)
+	if !queryRow(t, url, "SELECT current_database(), current_user, inet_server_port()", &db, &user, &p) {
 		return
 	}
 	got := 0

@@ -136,7 +136,7 @@ func TestBouncerDatabases(t *testing.T) {
 	}
 	want := map[string]string{
 		"a": "postgres://db1:5432/?sslmode=require",
-		"b": "postgres://db2:6000/real_b?application_name=app&client_encoding=LATIN1&connect_query=SET+work_mem+%3D+%2764MB%27&datestyle=ISO%2C+DMY&sslmode=require&timezone=UTC",
+		"b": "postgres://db2:6000/real_b?application_name=app&auth_user=x&client_encoding=LATIN1&connect_query=SET+work_mem+%3D+%2764MB%27&datestyle=ISO%2C+DMY&sslmode=require&timezone=UTC",
 		"c": "postgres://app:p%20w@db1:5432/c2?sslmode=require",
 		"d": "postgres://ro@/?host=%2Frun%2Fbouncer&port=5432&sslmode=require",
 		"e": "postgres://db1:6000,db2:6000/?load_balance_hosts=disable&sslmode=require",

@@ -22,15 +22,13 @@ var poolKeys = map[string]string{"pool_size": "pool_size", "min_pool_size": "min
 	"reserve_pool": "reserve_pool_size", "reserve_pool_size": "reserve_pool_size", "max_db_connections": "max_db_connections",
 	"max_db_client_connections": "max_db_client_connections"}
 
-// onServer are the keys PgBouncer applies to its server connections that
-// qprouter ignores.
-var onServer = []string{"auth_user", "auth_dbname", "auth_query"}
-
 // serverParams are the keys of an entry that go into its URL:
-// load_balance_hosts and connect_query for qprouter, and the settings
+// load_balance_hosts, connect_query and the per-database auth query
+// settings for qprouter, and the settings
 // PgBouncer asks of its server connections, which pgx sends in the
 // startup packet.
-var serverParams = []string{"load_balance_hosts", "connect_query", "client_encoding", "datestyle", "timezone", "application_name"}
+var serverParams = []string{"load_balance_hosts", "connect_query", "auth_user", "auth_query", "auth_dbname",
+	"client_encoding", "datestyle", "timezone", "application_name"}
 
 // databases maps [databases]: the * entry becomes the server URL, every
 // other entry a database of its own with its server (host, port, the
@@ -187,21 +185,13 @@ func (m *mapper) users(f *ini.File) {
 	}
 }
 
-// otherParams warns about the connection-string keys qprouter ignores in
-// the entry at, besides handled.
+// otherParams lists the connection-string keys of the entry at that
+// qprouter does not know, besides handled, as unknown.
 func (m *mapper) otherParams(at string, params map[string]string, handled ...string) {
-	var server []string
 	for _, k := range sortedKeys(params) {
-		switch {
-		case slices.Contains(handled, k):
-		case slices.Contains(onServer, k):
-			server = append(server, k+"="+params[k])
-		default:
+		if !slices.Contains(handled, k) {
 			m.unknown = append(m.unknown, at+": "+k)
 		}
-	}
-	if len(server) > 0 {
-		m.warn("%s: %s ignored: qprouter runs the auth query of [pgbouncer] (auth_user, auth_query, auth_dbname) for every database", at, strings.Join(server, " "))
 	}
 }
 

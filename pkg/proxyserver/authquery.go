@@ -27,38 +27,49 @@ const authQueryTimeout = 5 * time.Second
 
 // authQuery runs the query as the auth user, in the auth database or the
 // client's, on that database's server (its target), on a small pool per
-// database kept for the process's life.
+// (auth user, database) kept for the process's life. A database's target
+// may name its own auth user, query and database (PgBouncer's
+// per-database auth_user, auth_query, auth_dbname).
 type authQuery struct {
 	targets  *route.Targets
-	query    string
-	user     string
-	password string // the auth file's plaintext for user, used when the target's URL has none
-	database string // "": the client's
+	query    string                   // "": DefaultAuthQuery
+	user     string                   // "": only databases whose target names one look users up
+	database string                   // "": the client's
+	password func(user string) string // the auth file's plaintext, used when the target's URL has none
 
 	mu    sync.Mutex
-	pools map[string]*pgxpool.Pool
+	pools map[[2]string]*pgxpool.Pool
 }
 
-// newAuthQuery prepares lookups as user on the servers of targets, with
-// password when a target's URL gives none.
-func newAuthQuery(targets *route.Targets, query, user, database, password string) *authQuery {
-	if query == "" {
-		query = DefaultAuthQuery
-	}
-	return &authQuery{targets: targets, query: query, user: user, password: password, database: database, pools: map[string]*pgxpool.Pool{}}
+// newAuthQuery prepares lookups as user (or a target's auth user) on the
+// servers of targets.
+func newAuthQuery(targets *route.Targets, query, user, database string, password func(string) string) *authQuery {
+	return &authQuery{targets: targets, query: query, user: user, password: password, database: database, pools: map[[2]string]*pgxpool.Pool{}}
 }
 
 // lookup returns user's credential from the query's second column; no
 // row or a NULL secret is pgwire.ErrUnknownUser (the client then fails
-// like any wrong password).
+// like any wrong password), as is a database with no auth user.
 func (a *authQuery) lookup(ctx context.Context, user, database string) (pgwire.Credential, error) {
 	ctx, cancel := context.WithTimeout(ctx, authQueryTimeout)
 	defer cancel()
-	p, err := a.pool(database)
+	tg, err := a.targets.For(database)
+	if err != nil {
+		return pgwire.Credential{}, pgwire.ErrUnknownUser
+	}
+	au := a.user
+	query, authDB := cmp.Or(a.query, DefaultAuthQuery), cmp.Or(a.database, database)
+	if tg.AuthUser != "" {
+		au, query, authDB = tg.AuthUser, cmp.Or(tg.AuthQuery, query), cmp.Or(tg.AuthDatabase, authDB)
+	}
+	if au == "" {
+		return pgwire.Credential{}, pgwire.ErrUnknownUser
+	}
+	p, err := a.pool(au, authDB)
 	if err != nil {
 		return pgwire.Credential{}, err
 	}
-	rows, err := p.Query(ctx, a.query, user)
+	rows, err := p.Query(ctx, query, user)
 	if err != nil {
 		return pgwire.Credential{}, fmt.Errorf("auth query: %w", err)
 	}
@@ -79,28 +90,29 @@ func (a *authQuery) lookup(ctx context.Context, user, database string) (pgwire.C
 	return pgwire.SecretCredential(string(vals[1])), nil
 }
 
-// pool is the lookup pool for the client's database.
-func (a *authQuery) pool(database string) (*pgxpool.Pool, error) {
-	if a.database != "" {
-		database = a.database
-	}
+// pool is the lookup pool of an auth user in a database.
+func (a *authQuery) pool(user, database string) (*pgxpool.Pool, error) {
+	key := [2]string{user, database}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if p := a.pools[database]; p != nil {
+	if p := a.pools[key]; p != nil {
 		return p, nil
 	}
 	tg, err := a.targets.For(database)
 	if err != nil {
 		return nil, fmt.Errorf("auth query: %w", err)
 	}
-	cfg, err := pgxpool.ParseConfig(tg.URL)
+	cfg, err := pgxpool.ParseConfig(tg.Conn)
 	if err != nil {
 		return nil, fmt.Errorf("auth query: server url: %w", err)
 	}
 	cfg.ConnConfig.Database = cmp.Or(tg.Database, database)
-	cfg.ConnConfig.User = a.user
-	if cfg.ConnConfig.Password == "" {
-		cfg.ConnConfig.Password = a.password
+	if tg.User != "" && tg.User != user {
+		cfg.ConnConfig.Password = "" // the forced user's, not the auth user's
+	}
+	cfg.ConnConfig.User = user
+	if cfg.ConnConfig.Password == "" && a.password != nil {
+		cfg.ConnConfig.Password = a.password(user)
 	}
 	cfg.MaxConns = 2
 	cfg.MinConns = 0
@@ -111,7 +123,7 @@ func (a *authQuery) pool(database string) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth query: %w", err)
 	}
-	a.pools[database] = p
+	a.pools[key] = p
 	return p, nil
 }
 

@@ -108,8 +108,8 @@ func New(opts Options) (*Server, error) {
 	}
 	targets.Log = s.log
 	s.targets = targets
-	if c.AuthUser != "" {
-		s.authq = newAuthQuery(targets, c.AuthQuery, c.AuthUser, c.AuthDatabase, users[c.AuthUser].Plaintext())
+	if c.AuthUser != "" || targets.AnyAuthUser() {
+		s.authq = newAuthQuery(targets, c.AuthQuery, c.AuthUser, c.AuthDatabase, s.serverPassword)
 	}
 	if c.Admin != "" {
 		s.admin = s.newAdmin()

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,13 @@ type Target struct {
 	// User, when set, is the user every client of the database is served
 	// as (PgBouncer's user=): their pools are one pool per database.
 	User string
+	// AuthUser, AuthQuery and AuthDatabase, from the URL's auth_user,
+	// auth_query and auth_dbname parameters, are PgBouncer's per-database
+	// auth query settings ("": the top-level ones).
+	AuthUser, AuthQuery, AuthDatabase string
+	// Conn is URL without the parameters qprouter takes for itself, as pgx
+	// reads it.
+	Conn string
 
 	cfg         *pgconn.Config // host, port, TLS and password; Database and User are set per connection
 	ownPassword bool           // a named entry's URL gives a password: it wins over the auth file's
@@ -88,7 +96,7 @@ func NewTargets(defaultURL string, named map[string]string) (*Targets, error) {
 		if err != nil {
 			return nil, fmt.Errorf("server url: %w", err)
 		}
-		t.fallback = newTarget(defaultURL, cfg, own)
+		t.fallback = newTarget(defaultURL, conn, cfg, own)
 	}
 	names := make([]string, 0, len(named))
 	for name := range named {
@@ -125,7 +133,7 @@ func parseTarget(raw string) (*Target, error) {
 	}
 	q := u.Query()
 	pw, _ := u.User.Password()
-	tg := newTarget(raw, cfg, own)
+	tg := newTarget(raw, conn, cfg, own)
 	tg.Database = cmp.Or(strings.TrimPrefix(u.Path, "/"), q.Get("dbname"), q.Get("database"))
 	tg.User = cmp.Or(u.User.Username(), q.Get("user"))
 	tg.ownPassword = cmp.Or(pw, q.Get("password")) != ""
@@ -142,7 +150,12 @@ type ownParams struct {
 	// connectQuery (PgBouncer's connect_query) runs on each new server
 	// connection before any client uses it.
 	connectQuery string
+	// authUser, authQuery, authDB: the per-database auth query settings.
+	authUser, authQuery, authDB string
 }
+
+// ownKeys are the URL parameters ownParams takes.
+var ownKeys = []string{"load_balance_hosts", "connect_query", "auth_user", "auth_query", "auth_dbname"}
 
 // takeOwnParams splits a postgres:// URL into what pgx reads and ownParams.
 func takeOwnParams(raw string) (conn string, p ownParams, err error) {
@@ -154,7 +167,7 @@ func takeOwnParams(raw string) (conn string, p ownParams, err error) {
 		return "", p, err
 	}
 	q := u.Query()
-	if !q.Has("load_balance_hosts") && !q.Has("connect_query") {
+	if !slices.ContainsFunc(ownKeys, q.Has) {
 		return raw, p, nil
 	}
 	switch v := q.Get("load_balance_hosts"); v {
@@ -165,15 +178,18 @@ func takeOwnParams(raw string) (conn string, p ownParams, err error) {
 		return "", p, fmt.Errorf("load_balance_hosts=%s: want round-robin or disable", v)
 	}
 	p.connectQuery = q.Get("connect_query")
-	q.Del("load_balance_hosts")
-	q.Del("connect_query")
+	p.authUser, p.authQuery, p.authDB = q.Get("auth_user"), q.Get("auth_query"), q.Get("auth_dbname")
+	for _, k := range ownKeys {
+		q.Del(k)
+	}
 	u.RawQuery = q.Encode()
 	return u.String(), p, nil
 }
 
 // newTarget groups cfg's attempts by host.
-func newTarget(raw string, cfg *pgconn.Config, own ownParams) *Target {
-	tg := &Target{URL: raw, cfg: cfg, inOrder: own.inOrder, connectQuery: own.connectQuery}
+func newTarget(raw, conn string, cfg *pgconn.Config, own ownParams) *Target {
+	tg := &Target{URL: raw, Conn: conn, cfg: cfg, inOrder: own.inOrder, connectQuery: own.connectQuery,
+		AuthUser: own.authUser, AuthQuery: own.authQuery, AuthDatabase: own.authDB}
 	attempts := append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port, TLSConfig: cfg.TLSConfig}}, cfg.Fallbacks...)
 	for _, a := range attempts {
 		if n := len(tg.hosts); n > 0 && tg.hosts[n-1][0].Host == a.Host && tg.hosts[n-1][0].Port == a.Port {
@@ -216,6 +232,11 @@ func (tg *Target) InOrder() bool { return tg.inOrder }
 
 // ConnectQuery is the query run on each new server connection ("": none).
 func (tg *Target) ConnectQuery() string { return tg.connectQuery }
+
+// AnyAuthUser reports whether a target names its own auth user.
+func (t *Targets) AnyAuthUser() bool {
+	return slices.ContainsFunc(t.all(), func(tg *Target) bool { return tg.AuthUser != "" })
+}
 
 // Default is the target of the names no entry gives (nil: refused).
 func (t *Targets) Default() *Target { return t.fallback }

@@ -139,3 +139,25 @@ func TestTargetHosts(t *testing.T) {
 		t.Errorf("a bad load_balance_hosts: %v", err)
 	}
 }
+
+// qprouter's own URL parameters are taken out before pgx reads the URL
+// (it would send them to the server as settings).
+func TestTargetOwnParams(t *testing.T) {
+	tg, err := NewTargets("", map[string]string{
+		"a": "postgres://h/x?auth_user=au&auth_query=SELECT+1&auth_dbname=adb&connect_query=SELECT+2&load_balance_hosts=round-robin&timezone=UTC",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := tg.For("a")
+	if a.AuthUser != "au" || a.AuthQuery != "SELECT 1" || a.AuthDatabase != "adb" || a.ConnectQuery() != "SELECT 2" || !tg.AnyAuthUser() {
+		t.Errorf("own parameters: %+v", a)
+	}
+	cfg, err := tg.ConnConfig("a", "u", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.RuntimeParams) != 1 || cfg.RuntimeParams["timezone"] != "UTC" || strings.Contains(a.Conn, "auth_") {
+		t.Errorf("the server would get %v (conn %s)", cfg.RuntimeParams, a.Conn)
+	}
+}

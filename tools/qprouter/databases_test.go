@@ -151,6 +151,20 @@ badq = "postgres://127.0.0.1:%[1]d/postgres?connect_query=SELEC+1"
 	if _, err := pgx.Connect(context.Background(), as("one")); err == nil || !strings.Contains(err.Error(), "28P01") {
 		t.Errorf("a role of the second cluster logging in to the first's database: %v", err)
 	}
+	// A database's own auth user (PgBouncer's per-database auth_user),
+	// with no top-level one: its database looks users up, the others
+	// do not.
+	perDB := filepath.Join(dir, "perdb.toml")
+	write(t, perDB, fmt.Sprintf("[databases]\none = \"postgres://127.0.0.1:%d/postgres\"\ntwo = \"postgres://127.0.0.1:%d/two_real?auth_user=postgres\"\n", c1.Port, c2.Port))
+	aq2, stopAQ2 := startRouterWith(t, "--config", perDB)
+	defer stopAQ2()
+	as2 := func(db string) string {
+		return strings.Replace(strings.Replace(aq2, "/postgres?", "/"+db+"?", 1), "postgres@", "dbt_two:two%20pw@", 1)
+	}
+	checkServedBy(t, as2("two"), "two_real", "dbt_two", c2.Port)
+	if _, err := pgx.Connect(context.Background(), as2("one")); err == nil || !strings.Contains(err.Error(), "28P01") {
+		t.Errorf("a database without an auth user: %v", err)
+	}
 
 	// --server-round-robin: a client's back-to-back transactions go round
 	// the idle connections, and so round both hosts of "both" (by default

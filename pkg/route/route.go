@@ -1,7 +1,8 @@
 // Package route is the seam where qprouter picks the backend (a pool of
 // server connections) for a client or one of its transactions. The only
-// router today maps (database, user) to its pool; a read/write router can
-// later look at the request's SQL and transaction state.
+// router today maps (database, user) to its pool, on the server Targets
+// gives the database; a read/write router can later look at the request's
+// SQL and transaction state.
 package route
 
 import (

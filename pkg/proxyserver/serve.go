@@ -285,7 +285,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.authq != nil {
 		defer s.authq.close()
 	}
-	log.Info("qprouter listening", "addr", ln.Addr().String(), "server", redact(c.ServerURL), "mode", c.PoolMode, "pool_size", c.PoolSize)
+	server := redact(c.ServerURL)
+	if c.ServerURL == "" {
+		server = "none: only the databases entries are served"
+	}
+	log.Info("qprouter listening", "addr", ln.Addr().String(), "server", server, "mode", c.PoolMode, "pool_size", c.PoolSize)
 	for _, name := range s.targets.Names() {
 		tg, _ := s.targets.For(name)
 		log.Info("database served elsewhere", "database", name, "server", redact(tg.URL))

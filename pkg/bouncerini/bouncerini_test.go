@@ -36,6 +36,7 @@ func TestBouncerDebian(t *testing.T) {
 		"auth_file":           "/etc/pgbouncer/userlist.txt",
 		"unix_socket_dir":     "/var/run/postgresql",
 		"auth_type":           "scram-sha-256",
+		"admin_users":         "postgres",
 	}
 	if !maps.Equal(s.Values, want) {
 		t.Errorf("values:\n got %v\nwant %v", s.Values, want)
@@ -45,8 +46,7 @@ func TestBouncerDebian(t *testing.T) {
 	}
 	warned := notes(s, slog.LevelWarn)
 	for _, w := range []string{"logfile = /var/log/postgresql/pgbouncer.log ignored: qprouter logs to stderr",
-		"pidfile = /var/run/postgresql/pgbouncer.pid ignored",
-		"admin_users = postgres ignored: there is no admin console database"} {
+		"pidfile = /var/run/postgresql/pgbouncer.pid ignored"} {
 		if !strings.Contains(warned, w) {
 			t.Errorf("no warning %q in:\n%s", w, warned)
 		}
@@ -386,5 +386,18 @@ func TestBouncerClientCA(t *testing.T) {
 		if s.Values["require_client_cert"] != require || (mode != "prefer") != (s.Values["require_tls"] == "true") {
 			t.Errorf("%s: require_client_cert %q require_tls %q", mode, s.Values["require_client_cert"], s.Values["require_tls"])
 		}
+	}
+}
+
+// admin_users and stats_users become the console's user lists, PgBouncer's
+// spaces and empty items dropped.
+func TestBouncerConsoleUsers(t *testing.T) {
+	s := load(t, base+"admin_users = alice , bob\nstats_users = ,carol,\n")
+	if s.Values["admin_users"] != "alice,bob" || s.Values["stats_users"] != "carol" || len(s.Errors) > 0 {
+		t.Errorf("values %v, errors %v", s.Values, s.Errors)
+	}
+	s = load(t, base+"admin_users =\n")
+	if v, ok := s.Values["admin_users"]; ok {
+		t.Errorf("an empty admin_users gave %q", v)
 	}
 }

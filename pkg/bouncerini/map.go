@@ -222,6 +222,21 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 		}
 	}
 
+	// The admin console's users: PgBouncer's lists allow spaces.
+	for _, key := range []string{"admin_users", "stats_users"} {
+		if v, ok := get(key); ok {
+			var names []string
+			for _, n := range strings.Split(v, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					names = append(names, n)
+				}
+			}
+			if len(names) > 0 {
+				m.set(key, strings.Join(names, ","))
+			}
+		}
+	}
+
 	// Reaching the server: parameters of the server URL.
 	if v, ok := get("server_tls_sslmode"); ok {
 		switch mode := strings.ToLower(v); mode {
@@ -462,8 +477,6 @@ var ignored = map[string]ignoredKey{
 	"syslog_facility": {"daemon", "qprouter logs to stderr", true},
 	"syslog_ident":    {"pgbouncer", "qprouter logs to stderr", true},
 	"user":            {"", "qprouter runs as the user that starts it", false},
-	"admin_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
-	"stats_users":     {"", "there is no admin console database: use the admin HTTP API (--admin)", false},
 
 	"auth_ldap_options": {"", "auth_type = ldap is not supported", false},
 

@@ -46,6 +46,26 @@ type Conn struct {
 	idleSince time.Time
 }
 
+// ConnStat describes a server connection for listings (PgBouncer's SHOW
+// SERVERS).
+type ConnStat struct {
+	PID       uint32
+	Addr      string    // the address it reached (host:port or a socket path)
+	LocalAddr string    // its own end ("" for a Unix socket)
+	Created   time.Time // when it logged in
+	IdleSince time.Time // when it last went back to the pool
+}
+
+// Stat describes c. Call it where c's fields cannot change under it: the
+// pool's lock for an idle connection, its owner's for one handed out.
+func (c *Conn) Stat() ConnStat {
+	st := ConnStat{PID: c.PID, Addr: c.address, Created: c.created, IdleSince: c.idleSince}
+	if la := c.Net.LocalAddr(); la != nil && la.Network() == "tcp" {
+		st.LocalAddr = la.String()
+	}
+	return st
+}
+
 // SetParam records a ParameterStatus the server sent. Params is replaced,
 // never changed in place, so that a map once read from it stays as it was:
 // a session keeps one as the values its client has seen.

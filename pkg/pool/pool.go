@@ -306,12 +306,18 @@ type Stat struct {
 	Reserve                              int // ReservePool
 	DBConnections, MaxDBConnections      int
 	UserConnections, MaxUserConnections  int
+	MaxWait                              time.Duration // how long the longest waiting client has waited (0: none waits)
 }
 
 // Stat returns the counters.
 func (p *Pool) Stat() Stat {
 	p.mu.Lock()
 	st := Stat{Size: p.cfg.Size, Active: p.active, Idle: len(p.idle), Waiting: len(p.waiters), Clients: p.clients, Reserve: p.cfg.ReservePool}
+	for _, w := range p.waiters {
+		if d := time.Since(w.since); d > st.MaxWait {
+			st.MaxWait = d
+		}
+	}
 	db, user := p.dbLimit, p.userLimit
 	p.mu.Unlock()
 	if db != nil {
@@ -321,6 +327,17 @@ func (p *Pool) Stat() Stat {
 		st.UserConnections, st.MaxUserConnections = user.Stat()
 	}
 	return st
+}
+
+// IdleConns describes the idle connections, longest idle first.
+func (p *Pool) IdleConns() []ConnStat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]ConnStat, 0, len(p.idle))
+	for _, c := range p.idle {
+		out = append(out, c.Stat())
+	}
+	return out
 }
 
 // Params returns the ParameterStatus values of the last connection made,

@@ -116,6 +116,13 @@ func (s *session) txEnded() {
 	if s.p.idleOn.Load() {
 		s.txEnds.Add(1)
 	}
+	if f := s.p.opts.OnTransaction; f != nil {
+		name := s.poolName
+		if s.srv != nil {
+			name = s.srv.Pool().Name()
+		}
+		f(name)
+	}
 }
 
 // timeOut ends the session when it went over a limit of l, and names the

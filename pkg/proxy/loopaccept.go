@@ -240,6 +240,16 @@ func (hs *loopHandshake) finish(step pgwire.Step) {
 // welcomes it there when an idle server allows; the session gets a
 // goroutine only when the loop hands it over (handBack).
 func startOnLoop(p *Proxy, c *netloop.Conn, cl *pgwire.Client) {
+	if p.isConsole(cl) {
+		c.SetHandler(nil) // the goroutine's from here
+		go func() {
+			defer p.wg.Done()
+			defer c.Close()
+			defer p.recoverClient(c)
+			p.opts.Console(p.consoles, cl)
+		}()
+		return
+	}
 	s := p.openSession(cl, c)
 	if s == nil {
 		c.Close()

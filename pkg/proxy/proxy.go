@@ -143,6 +143,16 @@ type Options struct {
 	// OnClient is called with true when an authenticated client starts
 	// its session and with false when it ends.
 	OnClient func(connected bool)
+	// OnTransaction is called with the pool's name when a client's
+	// transaction ends (a ReadyForQuery saying idle: a statement outside a
+	// transaction counts as one), as PgBouncer counts xact_count.
+	OnTransaction func(pool string)
+	// ConsoleDatabase, when Console is set, is the database name of an
+	// admin console (PgBouncer's "pgbouncer"): a client that logs in to it
+	// is handed to Console on a goroutine of its own instead of a session.
+	// Console returns when the client leaves or ctx ends (Shutdown).
+	ConsoleDatabase string
+	Console         func(ctx context.Context, cl *pgwire.Client)
 	// Loops, when set, serve transaction mode's plain transactions on
 	// event loops (netloop): every transaction-mode client socket not on
 	// TLS is adopted after its startup by the next loop in turn (when Mode
@@ -182,6 +192,9 @@ type Proxy struct {
 	loopEnds atomic.Int64 // sessions ended on the event loop
 	nextLoop atomic.Uint64
 	wg       sync.WaitGroup
+	// consoles ends the admin console clients at Shutdown.
+	consoles    context.Context
+	endConsoles context.CancelFunc
 
 	// Pausing: a pool is paused when it was paused by name, or when every
 	// pool is and it was not resumed by name since.
@@ -227,6 +240,7 @@ func New(opts Options) (*Proxy, error) {
 	if p.router == nil {
 		p.router = opts.Pools
 	}
+	p.consoles, p.endConsoles = context.WithCancel(context.Background())
 	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil || opts.QueryTimeout != nil || opts.TransactionTimeout != nil {
 		go p.idleJanitor()
 	}
@@ -315,6 +329,10 @@ func (p *Proxy) serveSocket(sock net.Conn, lc *netloop.Conn, replay []byte) {
 		}
 		return
 	}
+	if p.isConsole(cl) {
+		p.opts.Console(p.consoles, cl)
+		return
+	}
 	switch n := len(p.opts.Loops); {
 	case cl.Startup.TLS:
 		lc = nil // stays with its goroutine (a loop's socket is then used as a net.Conn)
@@ -334,6 +352,11 @@ func (p *Proxy) serveSocket(sock net.Conn, lc *netloop.Conn, replay []byte) {
 	}
 	defer p.closeSession(s)
 	s.run(false, false, nil)
+}
+
+// isConsole tells whether cl logged in to the admin console.
+func (p *Proxy) isConsole(cl *pgwire.Client) bool {
+	return p.opts.Console != nil && cl.Startup.Params["database"] == p.opts.ConsoleDatabase
 }
 
 func (p *Proxy) recoverClient(conn net.Conn) {
@@ -550,12 +573,13 @@ func (p *Proxy) Reload() error {
 type PoolStat struct {
 	Database, User string
 	Mode           string
-	Size           int  // the configured maximum
-	Active         int  // server connections handed out
-	Idle           int  // server connections in the pool
-	Waiting        int  // clients waiting for a connection
-	Clients        int  // clients of the pool
-	Paused         bool // by PausePool, or by Pause and not resumed by ResumePool
+	Size           int           // the configured maximum
+	Active         int           // server connections handed out
+	Idle           int           // server connections in the pool
+	Waiting        int           // clients waiting for a connection
+	Clients        int           // clients of the pool
+	Paused         bool          // by PausePool, or by Pause and not resumed by ResumePool
+	MaxWait        time.Duration // how long its longest waiting client has waited
 	// The pool's reserve, and the server connections of its database and
 	// of its user with their caps (0: none).
 	Reserve, DBConnections, MaxDBConnections, UserConnections, MaxUserConnections int
@@ -573,7 +597,7 @@ func (p *Proxy) Pools() []PoolStat {
 		paused := p.pausedLocked(pl.Name())
 		p.pauseMu.Unlock()
 		ps := PoolStat{Database: pl.Database, User: pl.User, Mode: p.ModeFor(pl.Database, pl.User).String(),
-			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients, Paused: paused,
+			Size: st.Size, Active: st.Active, Idle: st.Idle, Waiting: st.Waiting, Clients: st.Clients, Paused: paused, MaxWait: st.MaxWait,
 			Reserve: st.Reserve, DBConnections: st.DBConnections, MaxDBConnections: st.MaxDBConnections,
 			UserConnections: st.UserConnections, MaxUserConnections: st.MaxUserConnections}
 		if p.opts.ClientCaps != nil {
@@ -596,6 +620,8 @@ type ClientStat struct {
 	ServerPID            uint32 // 0 without a server connection
 	Pinned               bool
 	ConnectedSince       time.Time
+	LocalAddr            string // the proxy's end ("" on a Unix socket)
+	KeyPID               uint32 // the process ID of its synthetic cancel key: unique among clients
 }
 
 // Clients returns every connected client's state.
@@ -613,6 +639,40 @@ func (p *Proxy) Clients() []ClientStat {
 	return out
 }
 
+// ServerStat is one server connection.
+type ServerStat struct {
+	pool.ConnStat
+	Database, User string
+	State          string // "active" (a client's) or "idle" (in its pool)
+	ClientKeyPID   uint32 // the client's ClientStat.KeyPID when active
+}
+
+// Servers returns every server connection: the clients' first, then the
+// pools' idle ones. A connection being opened or checked is in neither.
+func (p *Proxy) Servers() []ServerStat {
+	p.mu.Lock()
+	ss := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		ss = append(ss, s)
+	}
+	p.mu.Unlock()
+	var out []ServerStat
+	for _, s := range ss {
+		s.mu.Lock()
+		if srv := s.srv; srv != nil {
+			pl := srv.Pool()
+			out = append(out, ServerStat{ConnStat: srv.Stat(), Database: pl.Database, User: pl.User, State: "active", ClientKeyPID: s.client.Key.PID})
+		}
+		s.mu.Unlock()
+	}
+	for _, pl := range p.opts.Pools.All() {
+		for _, c := range pl.IdleConns() {
+			out = append(out, ServerStat{ConnStat: c, Database: pl.Database, User: pl.User, State: "idle"})
+		}
+	}
+	return out
+}
+
 // Shutdown stops accepting, closes idle clients at once and the others
 // when their transaction ends; when ctx ends first the rest are closed.
 // Pools are closed last.
@@ -621,6 +681,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.draining.Store(true)
 	lns := p.ln
 	p.mu.Unlock()
+	p.endConsoles()
 	for _, ln := range lns {
 		ln.Close()
 	}

@@ -328,7 +328,10 @@ func (s *session) stat() ClientStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := ClientStat{Addr: s.addr, User: s.user, Database: s.db, State: "idle", Pinned: s.pinned, ConnectedSince: s.since,
-		Application: s.client.Startup.Params["application_name"], TLS: s.client.Startup.TLS}
+		Application: s.client.Startup.Params["application_name"], TLS: s.client.Startup.TLS, KeyPID: s.client.Key.PID}
+	if la := s.client.Conn.LocalAddr(); la != nil && la.Network() == "tcp" {
+		st.LocalAddr = la.String()
+	}
 	switch {
 	case s.waiting:
 		st.State = "waiting"

@@ -5,6 +5,7 @@ package proxyserver
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/cmdline"
@@ -57,6 +58,9 @@ type Config struct {
 	TCPDeferAccept     bool          `toml:"tcp_defer_accept"`            // accept a client only once its first bytes came (Linux TCP_DEFER_ACCEPT, as PgBouncer)
 	Admin              string        `toml:"admin"`                       // admin HTTP API and /metrics address ("": off)
 	Pprof              bool          `toml:"pprof"`                       // Go's runtime profiles under /debug/pprof/ on the admin address
+	AdminUsers         []string      `toml:"admin_users"`                 // users who may run every command of the admin console database
+	StatsUsers         []string      `toml:"stats_users"`                 // users who may run the admin console's SHOW commands
+	ConsoleDatabase    string        `toml:"console_database"`            // the admin console's database name (served when admin_users or stats_users is set)
 	ClientIdleTimeout  time.Duration `toml:"client_idle_timeout"`         // close a client idle (no transaction) this long (0: never)
 	IdleTxTimeout      time.Duration `toml:"idle_transaction_timeout"`    // close a client idle inside a transaction this long (0: never)
 	QueryTimeout       time.Duration `toml:"query_timeout"`               // close a client whose query ran this long since its last message (0: never)
@@ -97,6 +101,14 @@ func (c *Config) Check() error {
 	}
 	if c.PoolSize < 1 {
 		return configError(fmt.Errorf("--pool-size %d: want at least 1", c.PoolSize))
+	}
+	if c.consoleOn() && c.ConsoleDatabase == "" {
+		return configError(errors.New("--console-database is empty: the admin console (--admin-users, --stats-users) needs a database name"))
+	}
+	for _, u := range append(slices.Clone(c.AdminUsers), c.StatsUsers...) {
+		if u == "" {
+			return configError(errors.New("--admin-users or --stats-users: an empty user name"))
+		}
 	}
 	if c.MinIdle < 0 || c.MinIdle > c.PoolSize {
 		return configError(fmt.Errorf("--min-idle %d: want 0 to --pool-size", c.MinIdle))

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/qpkit/qpkit/pkg/admin"
 	"github.com/qpkit/qpkit/pkg/bouncerini"
+	"github.com/qpkit/qpkit/pkg/console"
 	"github.com/qpkit/qpkit/pkg/hba"
 	"github.com/qpkit/qpkit/pkg/netloop"
 	"github.com/qpkit/qpkit/pkg/pgwire"
@@ -70,6 +71,10 @@ type Server struct {
 	authq *authQuery                    // nil: no auth query
 	cert  *pgwire.Certificate           // nil: no client TLS
 	cas   atomic.Pointer[x509.CertPool] // --tls-ca-file's CAs, read again at a reload; nil: none
+
+	console *console.Console   // nil: no admin console (Config.consoleOn)
+	stats   *consoleStats      // the console's counters, with it
+	stop    context.CancelFunc // ends Serve (the console's SHUTDOWN); set by Serve
 }
 
 // Serve runs a Server from opts until ctx ends, then drains for
@@ -208,6 +213,11 @@ func New(opts Options) (*Server, error) {
 	if s.admin != nil {
 		s.observe(&popts)
 	}
+	if c.consoleOn() {
+		s.stats = newConsoleStats()
+		s.console = s.newConsole()
+		s.consoleHooks(&popts)
+	}
 	if s.proxy, err = proxy.New(popts); err != nil {
 		s.closeLoops()
 		return nil, err
@@ -231,6 +241,14 @@ func (s *Server) Reload() error { return s.proxy.Reload() }
 // Config.ShutdownTimeout and returns nil.
 func (s *Server) Serve(ctx context.Context) error {
 	c, log := s.opts.Config, s.log
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s.mu.Lock()
+	s.stop = stop
+	s.mu.Unlock()
+	if s.stats != nil {
+		go s.stats.run(ctx)
+	}
 	for _, n := range s.opts.Notes {
 		log.Log(ctx, n.Level, n.Msg)
 	}
@@ -423,6 +441,14 @@ func (s *Server) credential(user, database string) (pgwire.Credential, error) {
 	_, users := s.get()
 	if cred, ok := users[user]; ok {
 		return cred, nil
+	}
+	if s.console != nil && database == s.opts.Config.ConsoleDatabase {
+		// The console has no server to look users up on: the auth file's
+		// users only (as PgBouncer's admin console), or trust without one.
+		if users == nil && s.authq == nil {
+			return pgwire.Credential{Method: pgwire.AuthTrust}, nil
+		}
+		return pgwire.Credential{}, pgwire.ErrUnknownUser
 	}
 	if s.authq != nil {
 		cred, err := s.authq.lookup(context.Background(), user, database)

@@ -76,6 +76,7 @@ func TestBouncerConfig(t *testing.T) {
 		MaxLifetime: 30 * time.Minute, HealthCheckAfter: 10 * time.Second, ResetQuery: "DISCARD ALL", ReservePoolTimeout: 5 * time.Second, TCPDeferAccept: true,
 		AuthFile: filepath.Join(dir, "userlist.txt"), AuthType: "md5", PreparedPerServer: 256, LoginTimeout: 10 * time.Second, ShutdownTimeout: 30 * time.Second, LogLevel: "info",
 		EventLoop: true, IOURing: true, Databases: map[string]string{"appdb": "postgres://127.0.0.1:5433/appdb?sslmode=disable"},
+		AdminUsers: []string{"postgres"}, ConsoleDatabase: "pgbouncer",
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config:\n got %+v\nwant %+v", cfg, want)
@@ -84,7 +85,7 @@ func TestBouncerConfig(t *testing.T) {
 	for _, n := range notes {
 		warned = append(warned, n.Msg)
 	}
-	if w := strings.Join(warned, "\n"); !strings.Contains(w, "logfile = /var/log/postgresql/pgbouncer.log ignored") || !strings.Contains(w, "admin_users = postgres ignored") {
+	if w := strings.Join(warned, "\n"); !strings.Contains(w, "logfile = /var/log/postgresql/pgbouncer.log ignored") || !strings.Contains(w, "pidfile = /var/run/postgresql/pgbouncer.pid ignored") || strings.Contains(w, "admin_users") {
 		t.Errorf("notes:\n%s", w)
 	}
 

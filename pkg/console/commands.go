@@ -1,0 +1,136 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// session is one console client's command loop state.
+type session struct {
+	c    *Console
+	ctx  context.Context
+	role Role
+	out  *pgproto3.Backend
+	// shutdown is set by SHUTDOWN: Serve answers, then shuts down.
+	shutdown bool
+}
+
+// command is PgBouncer's console grammar: a word, an optional argument,
+// an optional semicolon. One command per query string, as PgBouncer.
+var command = regexp.MustCompile(`^\s*(\w+)(?:\s+("(?:[^"]|"")*"|[^\s;]+))?\s*;?\s*$`)
+
+// pauseWait is how often PAUSE looks whether the paused pools' servers
+// came back.
+const pauseWait = 20 * time.Millisecond
+
+// run answers one Query message (without its ReadyForQuery).
+func (s *session) run(q string) {
+	if strings.TrimSpace(strings.TrimRight(strings.TrimSpace(q), ";")) == "" {
+		s.out.Send(&pgproto3.EmptyQueryResponse{})
+		return
+	}
+	m := command.FindStringSubmatch(q)
+	if m == nil {
+		s.invalid(q)
+		return
+	}
+	verb, arg := strings.ToUpper(m[1]), unquote(m[2])
+	if verb == "SHOW" {
+		if arg == "" {
+			s.invalid(q)
+			return
+		}
+		s.show(q, strings.ToUpper(arg))
+		return
+	}
+	if s.role != Admin {
+		s.fail("08P01", "admin access needed")
+		return
+	}
+	src := s.c.Source
+	switch verb {
+	case "PAUSE":
+		if err := src.Pause(arg); err != nil {
+			s.fail("08P01", err.Error())
+			return
+		}
+		s.waitPaused(arg)
+		s.complete("PAUSE")
+	case "RESUME":
+		if err := src.Resume(arg); err != nil {
+			s.fail("08P01", err.Error())
+			return
+		}
+		s.complete("RESUME")
+	case "RELOAD":
+		if arg != "" {
+			s.invalid(q)
+			return
+		}
+		if err := src.Reload(); err != nil {
+			s.fail("08P01", "reload failed: "+err.Error())
+			return
+		}
+		s.complete("RELOAD")
+	case "SHUTDOWN":
+		if arg != "" {
+			s.invalid(q)
+			return
+		}
+		s.complete("SHUTDOWN")
+		s.shutdown = true // after the ReadyForQuery goes out
+	case "SUSPEND", "KILL", "DISABLE", "ENABLE", "RECONNECT", "WAIT_CLOSE", "SET", "KILL_CLIENT":
+		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, RELOAD, SHUTDOWN)", verb))
+	default:
+		s.invalid(q)
+	}
+}
+
+// waitPaused returns when the pools of database ("" all) have no server
+// connection handed out, as PgBouncer's PAUSE does, or when the console
+// ends.
+func (s *session) waitPaused(database string) {
+	t := time.NewTicker(pauseWait)
+	defer t.Stop()
+	for {
+		busy := false
+		for _, p := range s.c.Source.Pools() {
+			if (database == "" || p.Database == database) && p.ServersActive > 0 {
+				busy = true
+			}
+		}
+		if !busy {
+			return
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// unquote takes the quotes off a "quoted" argument.
+func unquote(a string) string {
+	if len(a) >= 2 && a[0] == '"' && a[len(a)-1] == '"' {
+		return strings.ReplaceAll(a[1:len(a)-1], `""`, `"`)
+	}
+	return a
+}
+
+func (s *session) invalid(q string) {
+	s.fail("08P01", fmt.Sprintf("invalid command '%s', use SHOW HELP;", q))
+}
+
+func (s *session) fail(code, msg string) {
+	s.out.Send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: code, Message: msg})
+}
+
+func (s *session) complete(tag string) {
+	s.out.Send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+}

@@ -1,0 +1,109 @@
+// Package console serves PgBouncer's admin console: a database with no
+// server behind it ("pgbouncer" by default) where an admin user runs SHOW,
+// PAUSE, RESUME, RELOAD and SHUTDOWN over the simple query protocol, so
+// that the scripts, dashboards and exporters written for PgBouncer keep
+// working against qprouter. The columns are PgBouncer 1.18's, with its
+// names, order and types; what qprouter does not measure is NULL rather
+// than a made-up zero.
+package console
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/qpkit/qpkit/pkg/pgwire"
+)
+
+// Role is what a console user may do.
+type Role int
+
+const (
+	// NoAccess users are refused at login, as PgBouncer refuses users in
+	// neither admin_users nor stats_users.
+	NoAccess Role = iota
+	// StatsOnly users may run SHOW (PgBouncer's stats_users).
+	StatsOnly
+	// Admin users may run every command (PgBouncer's admin_users).
+	Admin
+)
+
+// Console answers console clients from a Source.
+type Console struct {
+	Source Source
+	// Version is what SHOW VERSION and the server_version parameter say.
+	Version string
+	// MaxMessage bounds a client message (default pgwire.LargeMessage).
+	MaxMessage int
+	Log        *slog.Logger
+}
+
+// Serve runs the console for an authenticated client with role until the
+// client leaves or ctx ends; it closes nothing but when ctx ends, the
+// client's connection, to stop a read.
+func (c *Console) Serve(ctx context.Context, cl *pgwire.Client, role Role) {
+	conn := cl.Conn
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	log := c.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if role == NoAccess {
+		pgwire.WriteError(conn, "FATAL", "08P01", "not allowed")
+		return
+	}
+	params := map[string]string{"server_version": c.Version, "client_encoding": "UTF8", "server_encoding": "UTF8",
+		"DateStyle": "ISO", "TimeZone": "UTC", "standard_conforming_strings": "on", "integer_datetimes": "on",
+		"application_name": cl.Startup.Params["application_name"]}
+	if err := cl.Welcome(params); err != nil {
+		return
+	}
+	be := pgproto3.NewBackend(conn, conn)
+	limit := c.MaxMessage
+	if limit <= 0 {
+		limit = pgwire.LargeMessage
+	}
+	be.SetMaxBodyLen(limit)
+	s := &session{c: c, ctx: ctx, role: role, out: be}
+	extended := false // an extended-protocol message was refused: skip to Sync
+	for {
+		msg, err := be.Receive()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
+				log.Debug("console: client read failed", "addr", conn.RemoteAddr().String(), "err", err)
+				pgwire.WriteError(conn, "FATAL", "08P01", "console: "+err.Error())
+			}
+			return
+		}
+		switch m := msg.(type) {
+		case *pgproto3.Query:
+			s.run(m.String)
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+		case *pgproto3.Terminate:
+			return
+		case *pgproto3.Sync:
+			extended = false
+			be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+		case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close, *pgproto3.Flush:
+			if !extended {
+				extended = true
+				s.fail("08P01", "the admin console takes the simple query protocol only")
+			}
+		default:
+			pgwire.WriteError(conn, "FATAL", "08P01", "console: unexpected message")
+			return
+		}
+		if err := be.Flush(); err != nil {
+			return
+		}
+		if s.shutdown {
+			c.Source.Shutdown()
+			return
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package console
+
+import "time"
+
+// Source is what the console reports and controls. Every function is
+// required.
+type Source struct {
+	Pools     func() []Pool
+	Clients   func() []Client
+	Servers   func() []Server
+	Databases func() []Database
+	Users     func() []User
+	Config    func() []Setting
+	Stats     func() []Stats
+	// Pause stops handing out server connections to the pools of database
+	// ("" every pool); Resume undoes it. An unknown database is an error
+	// naming it.
+	Pause, Resume func(database string) error
+	// Reload rereads the settings and files.
+	Reload func() error
+	// Shutdown starts a graceful shutdown; it does not wait for it.
+	Shutdown func()
+}
+
+// Pool is one (database, user) pool (SHOW POOLS).
+type Pool struct {
+	Database, User                string
+	ClientsActive, ClientsWaiting int
+	ServersActive, ServersIdle    int
+	MaxWait                       time.Duration
+	Mode                          string
+}
+
+// Client is one client connection (SHOW CLIENTS).
+type Client struct {
+	ID              uint32 // unique among clients; shown as ptr
+	User, Database  string
+	State           string // "active" or "waiting"
+	Addr, LocalAddr string // host:port; "" unknown (a Unix socket)
+	ConnectTime     time.Time
+	ServerPID       uint32 // the server connection linked to it; 0 none
+	TLS             bool
+	ApplicationName string
+}
+
+// Server is one server connection (SHOW SERVERS).
+type Server struct {
+	PID             uint32
+	User, Database  string
+	State           string // "active" or "idle"
+	Addr, LocalAddr string
+	ConnectTime     time.Time
+	RequestTime     time.Time // when it last went back to its pool
+	ClientID        uint32    // the linked client's Client.ID; 0 none
+}
+
+// Database is one database entry (SHOW DATABASES).
+type Database struct {
+	Name, Host     string
+	Port           int
+	Database       string
+	ForceUser      string
+	PoolSize       int
+	MinPoolSize    int
+	ReservePool    int
+	PoolMode       string // "" the default
+	MaxConnections int
+	Connections    int
+	Paused         bool
+}
+
+// User is one user with settings of its own (SHOW USERS).
+type User struct {
+	Name, PoolMode string
+}
+
+// Setting is one configuration key (SHOW CONFIG).
+type Setting struct {
+	Key, Value, Default string
+	Changeable          bool // a reload applies it
+}
+
+// Stats are one database's counters since the start (SHOW STATS). A
+// negative value is one not measured (NULL).
+type Stats struct {
+	Database                   string
+	Transactions, Queries      int64
+	Received, Sent             int64 // bytes
+	TransactionTime, QueryTime time.Duration
+	WaitTime                   time.Duration
+	// The rates of the last complete period (PgBouncer's stats_period):
+	// per second for the counts and bytes, per transaction or query for
+	// the times, per transaction... for waits.
+	Averages Averages
+}
+
+// Averages are the per-second rates and per-event times of a period.
+type Averages struct {
+	Transactions, Queries, Received, Sent int64
+	TransactionTime, QueryTime, WaitTime  time.Duration
+}

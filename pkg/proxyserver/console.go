@@ -1,0 +1,287 @@
+// PgBouncer's admin console database over the proxy (pkg/console does not
+// import pkg/proxy, so this adapts, as admin.go does for the HTTP API).
+
+package proxyserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/console"
+	"github.com/qpkit/qpkit/pkg/pgwire"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// consoleVersion is SHOW VERSION's answer and the console's server_version.
+const consoleVersion = "qprouter (PgBouncer 1.18 admin console)"
+
+// consoleOn reports whether c serves the admin console: only when a user
+// may use it, so that a server database of the console's name stays
+// reachable otherwise.
+func (c *Config) consoleOn() bool { return len(c.AdminUsers)+len(c.StatsUsers) > 0 }
+
+// newConsole builds the console over s.proxy (set later by New).
+func (s *Server) newConsole() *console.Console {
+	src := console.Source{
+		Pools:     s.consolePools,
+		Clients:   s.consoleClients,
+		Servers:   s.consoleServers,
+		Databases: s.consoleDatabases,
+		Users:     s.consoleUsers,
+		Config:    s.consoleConfig,
+		Stats:     s.stats.snapshot,
+		Pause:     func(db string) error { return s.pauseDatabase(db, true) },
+		Resume:    func(db string) error { return s.pauseDatabase(db, false) },
+		Reload:    s.Reload,
+		Shutdown:  s.shutdown,
+	}
+	return &console.Console{Source: src, Version: consoleVersion, Log: s.log}
+}
+
+// serveConsole is the proxy's Options.Console: the client's role from
+// admin_users and stats_users as they are now.
+func (s *Server) serveConsole(ctx context.Context, cl *pgwire.Client) {
+	c, _ := s.get()
+	user := cl.Startup.Params["user"]
+	role := console.NoAccess
+	switch {
+	case slices.Contains(c.AdminUsers, user):
+		role = console.Admin
+	case slices.Contains(c.StatsUsers, user):
+		role = console.StatsOnly
+	}
+	s.console.Serve(ctx, cl, role)
+}
+
+// consolePools counts as waiting the clients waiting for a server or for
+// a paused pool to resume.
+func (s *Server) consolePools() []console.Pool {
+	waiting := map[string]int{}
+	for _, c := range s.proxy.Clients() {
+		if c.State == "waiting" {
+			waiting[c.Database+"/"+c.User]++
+		}
+	}
+	var out []console.Pool
+	for _, p := range s.proxy.Pools() {
+		w := max(p.Waiting, waiting[p.Database+"/"+p.User])
+		out = append(out, console.Pool{Database: p.Database, User: p.User, ClientsActive: max(0, p.Clients-w),
+			ClientsWaiting: w, ServersActive: p.Active, ServersIdle: p.Idle, MaxWait: p.MaxWait, Mode: p.Mode})
+	}
+	return out
+}
+
+func (s *Server) consoleClients() []console.Client {
+	var out []console.Client
+	for _, c := range s.proxy.Clients() {
+		state := "active"
+		if c.State == "waiting" {
+			state = "waiting"
+		}
+		out = append(out, console.Client{ID: c.KeyPID, User: c.User, Database: c.Database, State: state, Addr: c.Addr,
+			LocalAddr: c.LocalAddr, ConnectTime: c.ConnectedSince, ServerPID: c.ServerPID, TLS: c.TLS, ApplicationName: c.Application})
+	}
+	return out
+}
+
+func (s *Server) consoleServers() []console.Server {
+	var out []console.Server
+	for _, sv := range s.proxy.Servers() {
+		out = append(out, console.Server{PID: sv.PID, User: sv.User, Database: sv.Database, State: sv.State, Addr: sv.Addr,
+			LocalAddr: sv.LocalAddr, ConnectTime: sv.Created, RequestTime: sv.IdleSince, ClientID: sv.ClientKeyPID})
+	}
+	return out
+}
+
+// consoleDatabases lists the database entries, then the databases of the
+// pools the default server serves, then the console itself.
+func (s *Server) consoleDatabases() []console.Database {
+	c, _ := s.get()
+	pools := s.proxy.Pools()
+	entry := func(name string) console.Database {
+		v := c.poolFor(name, "")
+		d := console.Database{Name: name, Database: name, PoolSize: v.size, MinPoolSize: v.minIdle, ReservePool: v.reserve,
+			MaxConnections: v.maxDB}
+		if o, ok := c.Pools[name]; ok && o.PoolMode != nil {
+			d.PoolMode = *o.PoolMode
+		}
+		if tg, err := s.targets.For(name); err == nil && tg != nil {
+			if hosts := tg.Hosts(); len(hosts) > 0 {
+				if h, p, err := net.SplitHostPort(hosts[0]); err == nil {
+					d.Host = h
+					d.Port, _ = strconv.Atoi(p)
+				}
+			}
+			if tg.Database != "" {
+				d.Database = tg.Database
+			}
+			d.ForceUser = tg.User
+		}
+		paused, any := true, false
+		for _, p := range pools {
+			if p.Database == name {
+				d.Connections += p.Active + p.Idle
+				paused = paused && p.Paused
+				any = true
+			}
+		}
+		d.Paused = any && paused
+		return d
+	}
+	var out []console.Database
+	seen := map[string]bool{c.ConsoleDatabase: true}
+	for _, name := range s.targets.Names() {
+		seen[name] = true
+		out = append(out, entry(name))
+	}
+	var others []string
+	for _, p := range pools {
+		if !seen[p.Database] {
+			seen[p.Database] = true
+			others = append(others, p.Database)
+		}
+	}
+	sort.Strings(others)
+	for _, name := range others {
+		out = append(out, entry(name))
+	}
+	self := console.Database{Name: c.ConsoleDatabase, Database: c.ConsoleDatabase, PoolMode: "statement"}
+	if _, p, err := net.SplitHostPort(c.Listen); err == nil {
+		self.Port, _ = strconv.Atoi(p)
+	}
+	return append(out, self)
+}
+
+// consoleUsers lists the auth file's users and those of the pools, with
+// a pool mode of their own ("*/user" settings).
+func (s *Server) consoleUsers() []console.User {
+	c, users := s.get()
+	names := map[string]bool{}
+	for u := range users {
+		names[u] = true
+	}
+	for _, p := range s.proxy.Pools() {
+		names[p.User] = true
+	}
+	var out []console.User
+	for u := range names {
+		mode := ""
+		if o, ok := c.Pools["*/"+u]; ok && o.PoolMode != nil {
+			mode = *o.PoolMode
+		}
+		out = append(out, console.User{Name: u, PoolMode: mode})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// fixedAtStart are the settings a reload does not change.
+var fixedAtStart = map[string]bool{"listen": true, "server_url": true, "pool_mode": true, "admin": true,
+	"unix_socket_dir": true, "unix_socket_mode": true, "unix_socket_group": true, "auth_type": true,
+	"console_database": true, "event_loop": true, "io_uring": true, "tcp_defer_accept": true, "pprof": true,
+	"log_level": true, "require_tls": true, "require_client_cert": true}
+
+// consoleConfig is every top-level setting by its config-file key, with
+// passwords in server URLs hidden. Defaults are not known here (they are
+// the command line's): the column is empty.
+func (s *Server) consoleConfig() []console.Setting {
+	c, _ := s.get()
+	v := reflect.ValueOf(c)
+	t := v.Type()
+	var out []console.Setting
+	for i := range t.NumField() {
+		key, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		f := v.Field(i)
+		if key == "" || f.Kind() == reflect.Map {
+			continue
+		}
+		val := fmt.Sprint(f.Interface())
+		if f.Kind() == reflect.Slice {
+			parts := make([]string, f.Len())
+			for j := range parts {
+				parts[j] = fmt.Sprint(f.Index(j).Interface())
+			}
+			val = strings.Join(parts, ",")
+		}
+		if key == "server_url" {
+			val = redact(val)
+		}
+		out = append(out, console.Setting{Key: key, Value: val, Changeable: !fixedAtStart[key]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// pauseDatabase pauses or resumes the pools of database, every pool when
+// it is "".
+func (s *Server) pauseDatabase(database string, pause bool) error {
+	if database == "" {
+		if pause {
+			s.proxy.Pause()
+		} else {
+			s.proxy.Resume()
+		}
+		return nil
+	}
+	found := false
+	for _, p := range s.proxy.Pools() {
+		if p.Database != database {
+			continue
+		}
+		found = true
+		name := p.Database + "/" + p.User
+		var err error
+		if pause {
+			err = s.proxy.PausePool(name)
+		} else {
+			err = s.proxy.ResumePool(name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !found {
+		return fmt.Errorf("no pool of database %q (qprouter pauses the pools a database has)", database)
+	}
+	return nil
+}
+
+// consoleHooks adds the console's counters to the proxy's hooks, after
+// those already set.
+func (s *Server) consoleHooks(o *proxy.Options) {
+	st := s.stats
+	onQuery, onAcquire := o.OnQuery, o.OnAcquire
+	o.OnQuery = func(e proxy.QueryEvent) {
+		st.query(e.Pool, e.Duration)
+		if onQuery != nil {
+			onQuery(e)
+		}
+	}
+	o.OnAcquire = func(pool string, wait time.Duration) {
+		st.wait(pool, wait)
+		if onAcquire != nil {
+			onAcquire(pool, wait)
+		}
+	}
+	o.OnTransaction = st.transaction
+	o.ConsoleDatabase = s.opts.Config.ConsoleDatabase
+	o.Console = s.serveConsole
+}
+
+// shutdown is the console's SHUTDOWN: Serve drains and returns, as at
+// SIGTERM.
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}

@@ -1,0 +1,126 @@
+package proxyserver
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/console"
+)
+
+// statsPeriod is the period of SHOW STATS' averages (PgBouncer's
+// stats_period default).
+const statsPeriod = time.Minute
+
+// consoleStats are SHOW STATS' counters, per pool ("database/user") as
+// the proxy's hooks report them, summed per database when shown.
+type consoleStats struct {
+	pools sync.Map // pool name -> *poolCounters
+
+	mu         sync.Mutex
+	last, prev map[string]totals // per database, at lastAt and prevAt
+	lastAt     time.Time
+	prevAt     time.Time
+}
+
+type poolCounters struct {
+	database            string
+	xacts, queries      atomic.Int64
+	queryTime, waitTime atomic.Int64 // nanoseconds
+}
+
+// totals are a database's counters at one moment.
+type totals struct {
+	xacts, queries      int64
+	queryTime, waitTime time.Duration
+}
+
+func newConsoleStats() *consoleStats {
+	return &consoleStats{lastAt: time.Now()}
+}
+
+func (st *consoleStats) counters(pool string) *poolCounters {
+	if c, ok := st.pools.Load(pool); ok {
+		return c.(*poolCounters)
+	}
+	db, _, _ := strings.Cut(pool, "/")
+	c, _ := st.pools.LoadOrStore(pool, &poolCounters{database: db})
+	return c.(*poolCounters)
+}
+
+func (st *consoleStats) query(pool string, d time.Duration) {
+	c := st.counters(pool)
+	c.queries.Add(1)
+	c.queryTime.Add(int64(d))
+}
+
+func (st *consoleStats) wait(pool string, d time.Duration) { st.counters(pool).waitTime.Add(int64(d)) }
+
+func (st *consoleStats) transaction(pool string) { st.counters(pool).xacts.Add(1) }
+
+// now sums the counters per database.
+func (st *consoleStats) now() map[string]totals {
+	out := map[string]totals{}
+	st.pools.Range(func(_, v any) bool {
+		c := v.(*poolCounters)
+		t := out[c.database]
+		t.xacts += c.xacts.Load()
+		t.queries += c.queries.Load()
+		t.queryTime += time.Duration(c.queryTime.Load())
+		t.waitTime += time.Duration(c.waitTime.Load())
+		out[c.database] = t
+		return true
+	})
+	return out
+}
+
+// run closes a period every statsPeriod until ctx ends.
+func (st *consoleStats) run(ctx context.Context) {
+	t := time.NewTicker(statsPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			cur := st.now()
+			st.mu.Lock()
+			st.prev, st.prevAt = st.last, st.lastAt
+			st.last, st.lastAt = cur, now
+			st.mu.Unlock()
+		}
+	}
+}
+
+// snapshot is SHOW STATS: the totals, and the averages of the last
+// complete period (zero before the first ends). Bytes and transaction
+// times are not measured per database: negative (NULL).
+func (st *consoleStats) snapshot() []console.Stats {
+	cur := st.now()
+	st.mu.Lock()
+	last, prev, secs := st.last, st.prev, st.lastAt.Sub(st.prevAt).Seconds()
+	complete := st.last != nil
+	st.mu.Unlock()
+	out := make([]console.Stats, 0, len(cur))
+	for db, t := range cur {
+		s := console.Stats{Database: db, Transactions: t.xacts, Queries: t.queries, Received: -1, Sent: -1,
+			TransactionTime: -1, QueryTime: t.queryTime, WaitTime: t.waitTime}
+		s.Averages = console.Averages{Received: -1, Sent: -1, TransactionTime: -1}
+		if complete && secs > 0 {
+			a, b := last[db], prev[db]
+			dq := a.queries - b.queries
+			s.Averages.Transactions = int64(float64(a.xacts-b.xacts) / secs)
+			s.Averages.Queries = int64(float64(dq) / secs)
+			if dq > 0 {
+				s.Averages.QueryTime = (a.queryTime - b.queryTime) / time.Duration(dq)
+			}
+			s.Averages.WaitTime = time.Duration(float64(a.waitTime-b.waitTime) / secs)
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Database < out[j].Database })
+	return out
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/qpkit/qpkit/pkg/pgtest"
+)
+
+// consoleRows runs sql on a console connection and returns its columns
+// ("name:oid") and rows by column name (NULL as "<null>").
+func consoleRows(t *testing.T, cn *pgconn.PgConn, sql string) ([]string, []map[string]string) {
+	t.Helper()
+	rr, err := cn.Exec(context.Background(), sql).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	r := rr[0]
+	var cols []string
+	for _, f := range r.FieldDescriptions {
+		cols = append(cols, f.Name+":"+strconv.Itoa(int(f.DataTypeOID)))
+	}
+	var rows []map[string]string
+	for _, vals := range r.Rows {
+		m := map[string]string{}
+		for i, v := range vals {
+			m[r.FieldDescriptions[i].Name] = string(v)
+			if v == nil {
+				m[r.FieldDescriptions[i].Name] = "<null>"
+			}
+		}
+		rows = append(rows, m)
+	}
+	return cols, rows
+}
+
+// consoleErr runs sql and returns its error's SQLSTATE and message.
+func consoleErr(t *testing.T, cn *pgconn.PgConn, sql string) (code, msg string) {
+	t.Helper()
+	_, err := cn.Exec(context.Background(), sql).ReadAll()
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		t.Fatalf("%s: want a server error, got %v", sql, err)
+	}
+	return pe.Code, pe.Message
+}
+
+// find is the row whose column key is value.
+func find(rows []map[string]string, key, value string) map[string]string {
+	for _, r := range rows {
+		if r[key] == value {
+			return r
+		}
+	}
+	return nil
+}
+
+// PgBouncer 1.18's console columns ("name:type OID"), as its console
+// answers (text 25, int4 23, numeric 1700).
+var (
+	pgbPoolColumns = []string{"database:25", "user:25", "cl_active:23", "cl_waiting:23", "cl_active_cancel_req:23",
+		"cl_waiting_cancel_req:23", "sv_active:23", "sv_active_cancel:23", "sv_being_canceled:23", "sv_idle:23", "sv_used:23",
+		"sv_tested:23", "sv_login:23", "maxwait:23", "maxwait_us:23", "pool_mode:25"}
+	pgbSocketColumns = []string{"type:25", "user:25", "database:25", "state:25", "addr:25", "port:23", "local_addr:25",
+		"local_port:23", "connect_time:25", "request_time:25", "wait:23", "wait_us:23", "close_needed:23", "ptr:25", "link:25",
+		"remote_pid:23", "tls:25", "application_name:25"}
+	pgbDatabaseColumns = []string{"name:25", "host:25", "port:23", "database:25", "force_user:25", "pool_size:23",
+		"min_pool_size:23", "reserve_pool:23", "pool_mode:25", "max_connections:23", "current_connections:23", "paused:23",
+		"disabled:23"}
+	pgbStatsColumns = []string{"database:25", "total_xact_count:1700", "total_query_count:1700", "total_received:1700",
+		"total_sent:1700", "total_xact_time:1700", "total_query_time:1700", "total_wait_time:1700", "avg_xact_count:1700",
+		"avg_query_count:1700", "avg_recv:1700", "avg_sent:1700", "avg_xact_time:1700", "avg_query_time:1700",
+		"avg_wait_time:1700"}
+)
+
+// The admin console database (--admin-users, --stats-users), in both
+// pool modes: PgBouncer's SHOW columns with the proxy's state, statistics
+// that count what ran, PAUSE waiting for a transaction under way and
+// holding queries until RESUME, roles, errors that leave the console
+// usable, psql, and SHUTDOWN.
+func TestConsole(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, mode := range []string{"transaction", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--pool-size", "2", "--admin-users", "boss",
+				"--stats-users", "watcher,viewer")
+			defer stop()
+			addr := strings.TrimSuffix(strings.TrimPrefix(url, "postgres://postgres@"), "/postgres?sslmode=disable")
+			bg := context.Background()
+			consoleAs := func(user string) *pgconn.PgConn {
+				t.Helper()
+				cn, err := pgconn.Connect(bg, "postgres://"+user+"@"+addr+"/pgbouncer?sslmode=disable&application_name=console-test")
+				if err != nil {
+					t.Fatalf("console as %s: %v", user, err)
+				}
+				t.Cleanup(func() { cn.Close(bg) })
+				return cn
+			}
+			app, err := pgx.Connect(bg, url+"&application_name=app-test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer app.Close(bg)
+			var pid int
+			if err := app.QueryRow(bg, "select pg_backend_pid()").Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			boss := consoleAs("boss")
+
+			cols, pools := consoleRows(t, boss, "SHOW POOLS")
+			if !slices.Equal(cols, pgbPoolColumns) {
+				t.Errorf("SHOW POOLS columns\n got %v\nwant %v", cols, pgbPoolColumns)
+			}
+			p := find(pools, "database", "postgres")
+			if p == nil || p["user"] != "postgres" || p["pool_mode"] != mode || p["cl_active"] != "1" || p["cl_waiting"] != "0" {
+				t.Errorf("SHOW POOLS: %v", pools)
+			}
+			if mode == "transaction" && (p["sv_idle"] != "1" || p["sv_active"] != "0") {
+				t.Errorf("transaction mode, no transaction: want one idle server, got %v", p)
+			}
+			if mode == "session" && (p["sv_idle"] != "0" || p["sv_active"] != "1") {
+				t.Errorf("session mode: want the client's server active, got %v", p)
+			}
+
+			cols, clients := consoleRows(t, boss, "SHOW CLIENTS")
+			if !slices.Equal(cols, pgbSocketColumns) {
+				t.Errorf("SHOW CLIENTS columns\n got %v\nwant %v", cols, pgbSocketColumns)
+			}
+			cl := find(clients, "application_name", "app-test")
+			if cl == nil || cl["type"] != "C" || cl["user"] != "postgres" || cl["database"] != "postgres" || cl["addr"] != "127.0.0.1" ||
+				cl["local_port"] != addr[strings.LastIndex(addr, ":")+1:] || cl["state"] != "active" {
+				t.Errorf("SHOW CLIENTS: %v", clients)
+			}
+			cols, servers := consoleRows(t, boss, "SHOW SERVERS")
+			if !slices.Equal(cols, pgbSocketColumns) {
+				t.Errorf("SHOW SERVERS columns\n got %v", cols)
+			}
+			sv := find(servers, "remote_pid", strconv.Itoa(pid))
+			if sv == nil || sv["type"] != "S" || sv["database"] != "postgres" || sv["port"] != strconv.Itoa(c.Port) {
+				t.Errorf("SHOW SERVERS: no server with the backend's pid %d: %v", pid, servers)
+			} else if mode == "session" && (sv["state"] != "active" || sv["link"] != cl["ptr"]) {
+				t.Errorf("session mode: the server should be the client's (link %s): %v", cl["ptr"], sv)
+			}
+
+			cols, dbs := consoleRows(t, boss, "SHOW DATABASES")
+			if !slices.Equal(cols, pgbDatabaseColumns) {
+				t.Errorf("SHOW DATABASES columns\n got %v", cols)
+			}
+			if d := find(dbs, "name", "postgres"); d == nil || d["pool_size"] != "2" || d["port"] != strconv.Itoa(c.Port) || d["paused"] != "0" {
+				t.Errorf("SHOW DATABASES: %v", dbs)
+			}
+
+			// The statistics count what ran: three statements (three
+			// transactions) and a transaction of two statements.
+			stats := func() map[string]string {
+				cols, rows := consoleRows(t, boss, "SHOW STATS")
+				if !slices.Equal(cols, pgbStatsColumns) {
+					t.Errorf("SHOW STATS columns\n got %v", cols)
+				}
+				return find(rows, "database", "postgres")
+			}
+			before := stats()
+			for range 3 {
+				if _, err := app.Exec(bg, "select 1"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tx, err := app.Begin(bg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.Exec(bg, "select 2")
+			if err := tx.Commit(bg); err != nil {
+				t.Fatal(err)
+			}
+			after := stats()
+			delta := func(k string) int {
+				a, _ := strconv.Atoi(after[k])
+				b, _ := strconv.Atoi(before[k])
+				return a - b
+			}
+			// pgx's Begin and Commit are statements too: 3 + 3 queries.
+			if delta("total_xact_count") != 4 || delta("total_query_count") != 6 || after["total_received"] != "<null>" {
+				t.Errorf("SHOW STATS before %v\nafter %v", before, after)
+			}
+
+			// PAUSE waits for the transaction under way, then holds new
+			// queries until RESUME.
+			tx, err = app.Begin(bg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(bg, "select 3"); err != nil {
+				t.Fatal(err)
+			}
+			paused := make(chan error, 1)
+			go func() {
+				_, err := boss.Exec(bg, "PAUSE postgres").ReadAll()
+				paused <- err
+			}()
+			if mode == "transaction" {
+				select {
+				case err := <-paused:
+					t.Fatalf("PAUSE returned with a transaction under way: %v", err)
+				case <-time.After(300 * time.Millisecond):
+				}
+				if err := tx.Commit(bg); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-paused; err != nil {
+					t.Fatalf("PAUSE: %v", err)
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := app.Exec(bg, "select 4")
+					done <- err
+				}()
+				select {
+				case err := <-done:
+					t.Fatalf("a query ran while paused: %v", err)
+				case <-time.After(300 * time.Millisecond):
+				}
+				watcher := consoleAs("watcher")
+				_, pools = consoleRows(t, watcher, "SHOW POOLS")
+				_, dbs = consoleRows(t, watcher, "SHOW DATABASES")
+				if p := find(pools, "database", "postgres"); p["cl_waiting"] != "1" || find(dbs, "name", "postgres")["paused"] != "1" {
+					t.Errorf("paused: pools %v, databases %v", pools, dbs)
+				}
+				if _, err := boss.Exec(bg, "RESUME postgres").ReadAll(); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-done; err != nil {
+					t.Fatalf("the held query: %v", err)
+				}
+			} else {
+				// Session mode: the client keeps its server, so PAUSE waits
+				// for it to leave, as PgBouncer's.
+				tx.Commit(bg)
+				select {
+				case err := <-paused:
+					t.Fatalf("PAUSE returned while a session-mode client holds its server: %v", err)
+				case <-time.After(300 * time.Millisecond):
+				}
+				app.Close(bg)
+				if err := <-paused; err != nil {
+					t.Fatalf("PAUSE: %v", err)
+				}
+				if _, err := boss.Exec(bg, "RESUME").ReadAll(); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// Roles and errors; each leaves the console usable.
+			viewer := consoleAs("viewer")
+			if code, msg := consoleErr(t, viewer, "PAUSE"); code != "08P01" || msg != "admin access needed" {
+				t.Errorf("PAUSE as a stats user: %s %s", code, msg)
+			}
+			if _, err := pgconn.Connect(bg, "postgres://nobody@"+addr+"/pgbouncer?sslmode=disable"); err == nil || !strings.Contains(err.Error(), "not allowed") {
+				t.Errorf("a user in neither list: %v", err)
+			}
+			for sql, want := range map[string]string{
+				"select 1":               "invalid command 'select 1', use SHOW HELP;",
+				"SHOW pools; SHOW lists": "invalid command 'SHOW pools; SHOW lists', use SHOW HELP;",
+				"PAUSE nosuch":           `no pool of database "nosuch" (qprouter pauses the pools a database has)`,
+				"KILL postgres":          "KILL is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, RELOAD, SHUTDOWN)",
+			} {
+				if _, msg := consoleErr(t, boss, sql); msg != want {
+					t.Errorf("%s: %q, want %q", sql, msg, want)
+				}
+			}
+			// pgx's default: the extended protocol, refused until Sync.
+			px, err := pgx.Connect(bg, "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer px.Close(bg)
+			var version string
+			if err := px.QueryRow(bg, "SHOW VERSION").Scan(&version); err == nil || !strings.Contains(err.Error(), "simple query protocol only") {
+				t.Errorf("extended protocol: %v", err)
+			}
+			if _, err := px.Exec(bg, "SHOW LISTS", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Errorf("simple protocol after the refusal: %v", err)
+			}
+			if res, err := boss.Exec(bg, "reload;").ReadAll(); err != nil || res[0].CommandTag.String() != "RELOAD" {
+				t.Errorf("RELOAD: %v %v", res, err)
+			}
+			_, lists := consoleRows(t, viewer, "show lists")
+			if l := find(lists, "list", "pools"); l == nil || l["items"] != "1" {
+				t.Errorf("SHOW LISTS: %v", lists)
+			}
+
+			// psql, as a PgBouncer user types it.
+			host, port, _ := net.SplitHostPort(addr)
+			out, err := exec.Command("psql", "-X", "-At", "-h", host, "-p", port, "-U", "boss", "-d", "pgbouncer", "-c", "SHOW VERSION").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "qprouter") {
+				t.Errorf("psql SHOW VERSION: %v: %s", err, out)
+			}
+
+			// SHUTDOWN drains and stops the proxy.
+			if _, err := boss.Exec(bg, "SHUTDOWN").ReadAll(); err != nil {
+				t.Errorf("SHUTDOWN: %v", err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				nc, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					break
+				}
+				nc.Close()
+				if time.Now().After(deadline) {
+					t.Fatal("still listening 10 s after SHUTDOWN")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// Without --admin-users or --stats-users, "pgbouncer" is a database like
+// any other: the server answers for it.
+func TestNoConsole(t *testing.T) {
+	c := pgtest.Shared(t)
+	url, stop := startRouter(t, c.URL())
+	defer stop()
+	_, err := pgx.Connect(context.Background(), strings.Replace(url, "/postgres?", "/pgbouncer?", 1))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "3D000" || !strings.Contains(pe.Message, `database "pgbouncer" does not exist`) {
+		t.Errorf("want PostgreSQL's 3D000, got %v", err)
+	}
+}
+
+// With an auth file, console users log in with its passwords, and users
+// missing from it are refused without an auth query.
+func TestConsoleAuthFile(t *testing.T) {
+	c := pgtest.Shared(t)
+	users := filepath.Join(t.TempDir(), "users.txt")
+	if err := os.WriteFile(users, []byte("\"boss\" \"secret\"\n\"postgres\" \"pw\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A role the server has, and the auth query would find: the console
+	// does not look it up.
+	bg := context.Background()
+	db, err := pgx.Connect(bg, c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(bg)
+	if _, err := db.Exec(bg, `DO $$ BEGIN
+		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'console_ghost') THEN CREATE ROLE console_ghost LOGIN PASSWORD 'x'; END IF;
+	END $$`); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := startRouter(t, c.URL(), "--auth-file", users, "--admin-users", "boss,console_ghost", "--auth-user", "postgres")
+	defer stop()
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "postgres://postgres@"), "/postgres?sslmode=disable")
+	if cn, err := pgconn.Connect(bg, "postgres://console_ghost:x@"+addr+"/postgres?sslmode=disable"); err != nil {
+		t.Fatalf("the auth query should find console_ghost for a server database: %v", err)
+	} else {
+		cn.Close(bg)
+	}
+	cn, err := pgconn.Connect(bg, "postgres://boss:secret@"+addr+"/pgbouncer?sslmode=disable")
+	if err != nil {
+		t.Fatalf("boss with its password: %v", err)
+	}
+	defer cn.Close(bg)
+	if _, rows := consoleRows(t, cn, "SHOW USERS"); find(rows, "name", "boss") == nil {
+		t.Errorf("SHOW USERS: %v", rows)
+	}
+	for _, u := range []string{"boss:wrong", "console_ghost:x"} {
+		if _, err := pgconn.Connect(bg, "postgres://"+u+"@"+addr+"/pgbouncer?sslmode=disable"); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
+			t.Errorf("%s: want a failed password, got %v", u, err)
+		}
+	}
+}

@@ -92,8 +92,7 @@ const base = "[databases]\n* = host=127.0.0.1 port=5432\n[pgbouncer]\nauth_type 
 // naming the key or the [databases] entry.
 func TestBouncerRefused(t *testing.T) {
 	for _, c := range []struct{ text, key, msg string }{
-		{base + "pool_mode = statement\n", "pool_mode", "pool_mode = statement: qprouter has no statement mode; use transaction"},
-		{base + "pool_mode = batch\n", "pool_mode", "pool_mode = batch: want session or transaction"},
+		{base + "pool_mode = batch\n", "pool_mode", "pool_mode = batch: want session, transaction or statement"},
 		{"[databases]\n* = host=db1 dbname=baz\n", "server_url", "[databases] *: dbname=baz: the * entry serves each database under its own name"},
 		{"[databases]\n* = host=db1,db2 load_balance_hosts=random\n", "server_url", "[databases] *: load_balance_hosts=random: want round-robin or disable"},
 		{"[pgbouncer]\nauth_type = trust\n", "server_url", "no [databases] entry to take the server from"},
@@ -305,13 +304,13 @@ func TestBouncerPools(t *testing.T) {
 		t.Errorf("reserve_pool_timeout = 0 (the reserve off) became %q", s.Values["reserve_pool_timeout"])
 	}
 	for text, msg := range map[string]string{
-		"[databases]\napp = host=127.0.0.1 pool_mode=statement\n": "[databases] app: pool_mode=statement: qprouter has session and transaction modes",
-		"[databases]\napp = host=127.0.0.1 pool_size=0\n":         "[databases] app: pool_size=0: want a whole number",
-		"[databases]\napp = host=127.0.0.1 min_pool_size=x\n":     "[databases] app: min_pool_size=x: want a whole number",
-		"[databases]\napp = host=127.0.0.1 server_lifetime=-1\n":  "[databases] app: server_lifetime=-1: want seconds",
-		base + "[users]\nbob = pool_mode=statement\n":             "[users] bob: pool_mode=statement",
-		base + "[users]\nbob = max_user_connections=-1\n":         "[users] bob: max_user_connections=-1: want a whole number",
-		"[databases]\napp = host=127.0.0.1 reserve_pool=x\n":      "[databases] app: reserve_pool=x: want a whole number",
+		"[databases]\napp = host=127.0.0.1 pool_mode=batch\n":    "[databases] app: pool_mode=batch: want session, transaction or statement",
+		"[databases]\napp = host=127.0.0.1 pool_size=0\n":        "[databases] app: pool_size=0: want a whole number",
+		"[databases]\napp = host=127.0.0.1 min_pool_size=x\n":    "[databases] app: min_pool_size=x: want a whole number",
+		"[databases]\napp = host=127.0.0.1 server_lifetime=-1\n": "[databases] app: server_lifetime=-1: want seconds",
+		base + "[users]\nbob = pool_mode=batch\n":                "[users] bob: pool_mode=batch",
+		base + "[users]\nbob = max_user_connections=-1\n":        "[users] bob: max_user_connections=-1: want a whole number",
+		"[databases]\napp = host=127.0.0.1 reserve_pool=x\n":     "[databases] app: reserve_pool=x: want a whole number",
 	} {
 		s := load(t, text)
 		if len(s.PoolErrors) != 1 || !strings.Contains(s.PoolErrors[0].Error(), msg) {
@@ -399,5 +398,14 @@ func TestBouncerConsoleUsers(t *testing.T) {
 	s = load(t, base+"admin_users =\n")
 	if v, ok := s.Values["admin_users"]; ok {
 		t.Errorf("an empty admin_users gave %q", v)
+	}
+}
+
+// pool_mode = statement maps to qprouter's statement mode, top-level and
+// per entry.
+func TestBouncerStatementMode(t *testing.T) {
+	s := load(t, base+"pool_mode = statement\n[users]\nbob = pool_mode=statement\n")
+	if s.Values["pool_mode"] != "statement" || s.Pools["*/bob"]["pool_mode"] != "statement" || len(s.Errors)+len(s.PoolErrors) > 0 {
+		t.Errorf("values %v, pools %v, errors %v %v", s.Values, s.Pools, s.Errors, s.PoolErrors)
 	}
 }

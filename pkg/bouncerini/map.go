@@ -73,8 +73,8 @@ func (m *mapper) poolValue(at, table, bkey, key, value string) {
 	switch key {
 	case "pool_mode":
 		value = strings.ToLower(value)
-		if value != "session" && value != "transaction" {
-			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: qprouter has session and transaction modes", m.path, at, bkey, value))
+		if value != "session" && value != "transaction" && value != "statement" {
+			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: want session, transaction or statement", m.path, at, bkey, value))
 			return
 		}
 	case "max_lifetime", "acquire_timeout":
@@ -159,13 +159,11 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 
 	if v, ok := get("pool_mode"); ok {
 		switch mode := strings.ToLower(v); mode {
-		case "session", "transaction":
+		case "session", "transaction", "statement":
 			m.set("pool_mode", mode)
 			server.poolMode = mode
-		case "statement":
-			m.refuse("pool_mode", "pool_mode = statement: qprouter has no statement mode; use transaction (or give --pool-mode)")
 		default:
-			m.refuse("pool_mode", "pool_mode = %s: want session or transaction", v)
+			m.refuse("pool_mode", "pool_mode = %s: want session, transaction or statement", v)
 		}
 	}
 

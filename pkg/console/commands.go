@@ -34,6 +34,10 @@ func (s *session) run(q string) {
 		s.out.Send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
+	if f := strings.Fields(q); strings.EqualFold(f[0], "SET") {
+		s.fail("0A000", "SET is not supported by qprouter's console: settings come from its config file and flags (then RELOAD)")
+		return
+	}
 	m := command.FindStringSubmatch(q)
 	if m == nil {
 		s.invalid(q)
@@ -84,7 +88,7 @@ func (s *session) run(q string) {
 		}
 		s.complete("SHUTDOWN")
 		s.shutdown = true // after the ReadyForQuery goes out
-	case "SUSPEND", "KILL", "DISABLE", "ENABLE", "RECONNECT", "WAIT_CLOSE", "SET", "KILL_CLIENT":
+	case "SUSPEND", "KILL", "DISABLE", "ENABLE", "RECONNECT", "WAIT_CLOSE", "KILL_CLIENT":
 		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, RELOAD, SHUTDOWN)", verb))
 	default:
 		s.invalid(q)

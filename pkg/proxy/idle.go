@@ -121,7 +121,12 @@ func (s *session) txEnded() {
 		if s.srv != nil {
 			name = s.srv.Pool().Name()
 		}
-		f(name)
+		var d time.Duration
+		if !s.txBegan.IsZero() {
+			d = time.Since(s.txBegan)
+			s.txBegan = time.Time{}
+		}
+		f(name, d)
 	}
 }
 

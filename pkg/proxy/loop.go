@@ -611,7 +611,9 @@ func (s *session) relayOnLoop() bool {
 		act, release, ev, err := s.onServer(typ, body, srv)
 		s.mu.Unlock()
 		if err != nil {
-			s.p.log.Warn("proxy: out of step with the server", "pid", srv.PID, "err", err)
+			if err != errStatementMode {
+				s.p.log.Warn("proxy: out of step with the server", "pid", srv.PID, "err", err)
+			}
 			s.failOnLoop(srv, "qprouter: "+err.Error(), true)
 			return false
 		}

@@ -32,24 +32,38 @@ const (
 	// Transaction mode returns the server connection at every
 	// ReadyForQuery 'I' unless the client is pinned.
 	Transaction
+	// Statement mode is transaction mode where a transaction may not span
+	// statements: a ReadyForQuery other than 'I' closes the client with
+	// PgBouncer's FATAL "transaction blocks not allowed in statement
+	// pooling mode" and discards the server connection (rolling back).
+	Statement
 )
 
 func (m Mode) String() string {
-	if m == Transaction {
+	switch m {
+	case Transaction:
 		return "transaction"
+	case Statement:
+		return "statement"
 	}
 	return "session"
 }
 
-// ParseMode reads "session" or "transaction".
+// PerTransaction reports whether servers go back to the pool between a
+// client's transactions (transaction and statement modes).
+func (m Mode) PerTransaction() bool { return m == Transaction || m == Statement }
+
+// ParseMode reads "session", "transaction" or "statement".
 func ParseMode(s string) (Mode, error) {
 	switch s {
 	case "session":
 		return Session, nil
 	case "transaction":
 		return Transaction, nil
+	case "statement":
+		return Statement, nil
 	}
-	return 0, fmt.Errorf("pool mode %q: want session or transaction", s)
+	return 0, fmt.Errorf("pool mode %q: want session, transaction or statement", s)
 }
 
 // QueryEvent is one completed statement.
@@ -145,8 +159,10 @@ type Options struct {
 	OnClient func(connected bool)
 	// OnTransaction is called with the pool's name when a client's
 	// transaction ends (a ReadyForQuery saying idle: a statement outside a
-	// transaction counts as one), as PgBouncer counts xact_count.
-	OnTransaction func(pool string)
+	// transaction counts as one), as PgBouncer counts xact_count, with the
+	// time since the client's first message of it was forwarded. It runs
+	// with the session's lock held: keep it fast.
+	OnTransaction func(pool string, d time.Duration)
 	// ConsoleDatabase, when Console is set, is the database name of an
 	// admin console (PgBouncer's "pgbouncer"): a client that logs in to it
 	// is handed to Console on a goroutine of its own instead of a session.
@@ -272,7 +288,7 @@ func (p *Proxy) ModeFor(database, user string) Mode {
 
 // Serve accepts clients on ln until ln is closed or Shutdown is called.
 func (p *Proxy) Serve(ln net.Listener) error {
-	if d, ok := ln.(detachable); ok && len(p.opts.Loops) > 0 && p.opts.Mode == Transaction {
+	if d, ok := ln.(detachable); ok && len(p.opts.Loops) > 0 && p.opts.Mode.PerTransaction() {
 		return p.serveOnLoop(d, p.opts.Loops[0])
 	}
 	p.mu.Lock()
@@ -336,7 +352,7 @@ func (p *Proxy) serveSocket(sock net.Conn, lc *netloop.Conn, replay []byte) {
 	switch n := len(p.opts.Loops); {
 	case cl.Startup.TLS:
 		lc = nil // stays with its goroutine (a loop's socket is then used as a net.Conn)
-	case lc == nil && n > 0 && p.ModeFor(cl.Startup.Params["database"], cl.Startup.Params["user"]) == Transaction:
+	case lc == nil && n > 0 && p.ModeFor(cl.Startup.Params["database"], cl.Startup.Params["user"]).PerTransaction():
 		loop := p.opts.Loops[p.nextLoop.Add(1)%uint64(n)]
 		if c, err := loop.Adopt(sock); err == nil {
 			lc = c

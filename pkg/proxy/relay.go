@@ -124,7 +124,9 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 		act, release, ev, err := s.onServer(typ, body, srv)
 		s.mu.Unlock()
 		if err != nil {
-			s.p.log.Warn("proxy: out of step with the server", "pid", srv.PID, "err", err)
+			if err != errStatementMode {
+				s.p.log.Warn("proxy: out of step with the server", "pid", srv.PID, "err", err)
+			}
 			s.serverFailed(srv, "qprouter: "+err.Error())
 			return false
 		}
@@ -368,6 +370,11 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			ev = s.event(head, head.rows, head.code)
 		}
 		s.pop()
+		if s.stmtMode && body[0] != 'I' && !s.pinned {
+			// The client's transaction may not span statements.
+			s.killed = errStatementMode
+			return 0, false, nil, errStatementMode
+		}
 		s.txStatus = body[0]
 		if body[0] == 'I' {
 			s.txEnded()
@@ -551,3 +558,7 @@ func (s *session) passThrough(srv *pool.Conn, size int) bool {
 	}
 	return true
 }
+
+// errStatementMode ends a statement-mode client whose transaction would
+// span statements, in PgBouncer's words.
+var errStatementMode = &clientError{"08P01", "transaction blocks not allowed in statement pooling mode"}

@@ -120,8 +120,14 @@ type session struct {
 	user   string
 	addr   string
 	since  time.Time
-	rename bool // transaction mode
-	pool   *pool.Pool
+	// txBegan is when the client's first message since its last
+	// transaction ended was planned (OnTransaction's duration), under mu.
+	txBegan time.Time
+	rename  bool // transaction or statement mode
+	// stmtMode: statement mode, where a server's ReadyForQuery other than
+	// 'I' ends the client (onServer).
+	stmtMode bool
+	pool     *pool.Pool
 
 	cmu sync.Mutex // held while a cancel is being delivered
 	// wmu is held while the client goroutine writes to the server: the
@@ -206,6 +212,7 @@ type portal struct {
 func newSession(p *Proxy, cl *pgwire.Client) *session {
 	done := make(chan struct{})
 	close(done)
+	mode := p.ModeFor(cl.Startup.Params["database"], cl.Startup.Params["user"])
 	s := &session{
 		p:        p,
 		client:   cl,
@@ -215,7 +222,8 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		user:     cl.Startup.Params["user"],
 		addr:     cl.Conn.RemoteAddr().String(),
 		since:    time.Now(),
-		rename:   p.ModeFor(cl.Startup.Params["database"], cl.Startup.Params["user"]) == Transaction,
+		rename:   mode.PerTransaction(),
+		stmtMode: mode == Statement,
 		txStatus: 'I',
 		done:     done,
 		stmts:    make(map[string]*stmt),
@@ -879,6 +887,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		return out, nil // the server ignores it until Sync; so do we
 	}
 	now := time.Now()
+	if s.txBegan.IsZero() && s.p.opts.OnTransaction != nil {
+		s.txBegan = now
+	}
 	switch typ {
 	case 'Q':
 		sql, _, ok := cstring(body)

@@ -21,7 +21,7 @@ func TestCheck(t *testing.T) {
 	}
 	for name, edit := range map[string]func(*Config){
 		"server-url": func(c *Config) { c.ServerURL = "" },
-		"mode":       func(c *Config) { c.PoolMode = "statement" },
+		"mode":       func(c *Config) { c.PoolMode = "batch" },
 		"pool-size":  func(c *Config) { c.PoolSize = 0 },
 		"min-idle":   func(c *Config) { c.MinIdle = 3 },
 		"timeouts":   func(c *Config) { c.IdleTimeout = 0 },

@@ -27,15 +27,15 @@ type consoleStats struct {
 }
 
 type poolCounters struct {
-	database            string
-	xacts, queries      atomic.Int64
-	queryTime, waitTime atomic.Int64 // nanoseconds
+	database                      string
+	xacts, queries                atomic.Int64
+	xactTime, queryTime, waitTime atomic.Int64 // nanoseconds
 }
 
 // totals are a database's counters at one moment.
 type totals struct {
-	xacts, queries      int64
-	queryTime, waitTime time.Duration
+	xacts, queries                int64
+	xactTime, queryTime, waitTime time.Duration
 }
 
 func newConsoleStats() *consoleStats {
@@ -59,7 +59,11 @@ func (st *consoleStats) query(pool string, d time.Duration) {
 
 func (st *consoleStats) wait(pool string, d time.Duration) { st.counters(pool).waitTime.Add(int64(d)) }
 
-func (st *consoleStats) transaction(pool string) { st.counters(pool).xacts.Add(1) }
+func (st *consoleStats) transaction(pool string, d time.Duration) {
+	c := st.counters(pool)
+	c.xacts.Add(1)
+	c.xactTime.Add(int64(d))
+}
 
 // now sums the counters per database.
 func (st *consoleStats) now() map[string]totals {
@@ -69,6 +73,7 @@ func (st *consoleStats) now() map[string]totals {
 		t := out[c.database]
 		t.xacts += c.xacts.Load()
 		t.queries += c.queries.Load()
+		t.xactTime += time.Duration(c.xactTime.Load())
 		t.queryTime += time.Duration(c.queryTime.Load())
 		t.waitTime += time.Duration(c.waitTime.Load())
 		out[c.database] = t
@@ -96,8 +101,8 @@ func (st *consoleStats) run(ctx context.Context) {
 }
 
 // snapshot is SHOW STATS: the totals, and the averages of the last
-// complete period (zero before the first ends). Bytes and transaction
-// times are not measured per database: negative (NULL).
+// complete period (zero before the first ends). Bytes are not measured
+// per database: negative (NULL).
 func (st *consoleStats) snapshot() []console.Stats {
 	cur := st.now()
 	st.mu.Lock()
@@ -107,11 +112,14 @@ func (st *consoleStats) snapshot() []console.Stats {
 	out := make([]console.Stats, 0, len(cur))
 	for db, t := range cur {
 		s := console.Stats{Database: db, Transactions: t.xacts, Queries: t.queries, Received: -1, Sent: -1,
-			TransactionTime: -1, QueryTime: t.queryTime, WaitTime: t.waitTime}
-		s.Averages = console.Averages{Received: -1, Sent: -1, TransactionTime: -1}
+			TransactionTime: t.xactTime, QueryTime: t.queryTime, WaitTime: t.waitTime}
+		s.Averages = console.Averages{Received: -1, Sent: -1}
 		if complete && secs > 0 {
 			a, b := last[db], prev[db]
-			dq := a.queries - b.queries
+			dq, dx := a.queries-b.queries, a.xacts-b.xacts
+			if dx > 0 {
+				s.Averages.TransactionTime = (a.xactTime - b.xactTime) / time.Duration(dx)
+			}
 			s.Averages.Transactions = int64(float64(a.xacts-b.xacts) / secs)
 			s.Averages.Queries = int64(float64(dq) / secs)
 			if dq > 0 {

@@ -145,13 +145,14 @@ func (c *Config) modeFor(database, user string) proxy.Mode {
 	return m
 }
 
-// anyTransaction reports whether some pool may run in transaction mode.
+// anyTransaction reports whether some pool may run in transaction (or
+// statement) mode.
 func (c *Config) anyTransaction() bool {
-	if c.mode() == proxy.Transaction {
+	if c.mode().PerTransaction() {
 		return true
 	}
 	for _, o := range c.Pools {
-		if o.PoolMode != nil && *o.PoolMode == "transaction" {
+		if o.PoolMode != nil && (*o.PoolMode == "transaction" || *o.PoolMode == "statement") {
 			return true
 		}
 	}

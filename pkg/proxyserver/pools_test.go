@@ -81,7 +81,7 @@ func TestCheckPools(t *testing.T) {
 		{map[string]PoolSettings{"*": {}}, `pools."*": want`},
 		{map[string]PoolSettings{"app/": {}}, `pools."app/": want`},
 		{map[string]PoolSettings{"app/*": {}}, `pools."app/*": want`},
-		{map[string]PoolSettings{"app": {PoolMode: ptr("statement")}}, `pools."app": pool mode "statement"`},
+		{map[string]PoolSettings{"app": {PoolMode: ptr("batch")}}, `pools."app": pool mode "batch"`},
 		{map[string]PoolSettings{"app": {PoolSize: ptr(0)}}, `pools."app": pool_size 0: want at least 1`},
 		{map[string]PoolSettings{"*/bob": {MinIdle: ptr(3)}}, `pools."*/bob": min_idle 3: want 0 to pool_size (2)`},
 		{map[string]PoolSettings{"app/bob": {MaxPoolClients: ptr(-1)}}, `pools."app/bob": max_pool_clients -1`},

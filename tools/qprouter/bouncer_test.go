@@ -166,7 +166,7 @@ func TestBouncerErrors(t *testing.T) {
 		write(t, p, strings.Replace(readFile(t, ini), from, to, 1))
 		return p
 	}
-	statement := bad("statement.ini", "pool_mode = transaction", "pool_mode = statement")
+	batch := bad("batch.ini", "pool_mode = transaction", "pool_mode = batch")
 	twoHosts := bad("hosts.ini", "* = host=127.0.0.1", "* = host=10.1.1.1,10.1.1.2 load_balance_hosts=random")
 	appHosts := bad("apphosts.ini", "appdb = host=127.0.0.1", "appdb = load_balance_hosts=random host=127.0.0.1")
 	missing := filepath.Join(dir, "missing.ini")
@@ -174,7 +174,7 @@ func TestBouncerErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--pgbouncer-ini", statement}, "qprouter: pgbouncer.ini " + statement + ": pool_mode = statement: qprouter has no statement mode; use transaction (or give --pool-mode)\n"},
+		{[]string{"--pgbouncer-ini", batch}, "qprouter: pgbouncer.ini " + batch + ": pool_mode = batch: want session, transaction or statement\n"},
 		{[]string{"--pgbouncer-ini", twoHosts}, "qprouter: pgbouncer.ini " + twoHosts + ": [databases] *: load_balance_hosts=random: want round-robin or disable (or give --server-url)\n"},
 		{[]string{"--pgbouncer-ini", appHosts}, "qprouter: pgbouncer.ini " + appHosts + ": [databases] appdb: load_balance_hosts=random: want round-robin or disable\n"},
 		{[]string{"--pgbouncer-ini", missing}, "qprouter: pgbouncer.ini: open " + missing + ": no such file or directory\n"},
@@ -185,7 +185,7 @@ func TestBouncerErrors(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"--pgbouncer-ini", statement, "--pool-mode", "session"},
+		{"--pgbouncer-ini", batch, "--pool-mode", "session"},
 		{"--pgbouncer-ini", twoHosts, "--server-url", "postgres://10.1.1.1:5433/"},
 	} {
 		if _, _, _, _, err := parse(args, io.Discard, io.Discard); err != nil {

@@ -43,7 +43,7 @@ type settings struct {
 	UnixSocketMode     string        `help:"Permissions of the Unix socket file, octal." default:"0777" env:"QPROUTER_UNIX_SOCKET_MODE"`
 	UnixSocketGroup    string        `help:"Group of the Unix socket file, a name or number (empty: qprouter's own), so that with --unix-socket-mode 0770 only its members connect." placeholder:"GROUP" env:"QPROUTER_UNIX_SOCKET_GROUP"`
 	ServerURL          string        `name:"server-url" help:"PostgreSQL server: host, port, TLS and optionally a password; database and user come from each client. A [databases] table in --config gives some databases servers of their own (this one then serves the others, or none)." env:"QPROUTER_SERVER_URL" placeholder:"URL"`
-	PoolMode           string        `help:"session or transaction." default:"session" enum:"session,transaction" env:"QPROUTER_POOL_MODE"`
+	PoolMode           string        `help:"session, transaction or statement (transaction mode where a transaction may not span statements: one that would closes the client, as PgBouncer's)." default:"session" enum:"session,transaction,statement" env:"QPROUTER_POOL_MODE"`
 	PoolSize           int           `help:"Server connections per (database, user) at most." default:"20" env:"QPROUTER_POOL_SIZE"`
 	MinIdle            int           `help:"Idle server connections kept open per pool." default:"0" env:"QPROUTER_MIN_IDLE"`
 	MaxClients         int           `help:"Client connections at once (0: no limit)." default:"0" env:"QPROUTER_MAX_CLIENTS"`

@@ -182,6 +182,7 @@ func TestConsole(t *testing.T) {
 				t.Fatal(err)
 			}
 			tx.Exec(bg, "select 2")
+			time.Sleep(150 * time.Millisecond) // in the transaction, between statements
 			if err := tx.Commit(bg); err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +193,10 @@ func TestConsole(t *testing.T) {
 				return a - b
 			}
 			// pgx's Begin and Commit are statements too: 3 + 3 queries.
-			if delta("total_xact_count") != 4 || delta("total_query_count") != 6 || after["total_received"] != "<null>" {
+			// The transaction's time counts the client's pause; the
+			// queries' does not.
+			if delta("total_xact_count") != 4 || delta("total_query_count") != 6 || after["total_received"] != "<null>" ||
+				delta("total_xact_time") < 150000 || delta("total_query_time") >= 150000 {
 				t.Errorf("SHOW STATS before %v\nafter %v", before, after)
 			}
 

@@ -142,7 +142,7 @@ func TestUsage(t *testing.T) {
 		t.Errorf("no server: %d %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := run(context.Background(), []string{"--server-url", "postgres://x", "--pool-mode", "statement"}, &out, &errb, nil, nil); code != exitUsage {
+	if code := run(context.Background(), []string{"--server-url", "postgres://x", "--pool-mode", "batch"}, &out, &errb, nil, nil); code != exitUsage {
 		t.Errorf("bad mode: %d %q", code, errb.String())
 	}
 	dir := t.TempDir()

@@ -200,10 +200,14 @@ func TestPerPoolLayers(t *testing.T) {
 		r.AcquireTimeout == nil || *r.AcquireTimeout != time.Second || m.PoolMode == nil || *m.PoolMode != "session" || m.PoolSize != nil {
 		t.Errorf("pools: %+v", cfg.Pools)
 	}
-	write(t, ini, "[databases]\nreports = host=127.0.0.1 port=5433 pool_mode=statement\n[pgbouncer]\nauth_type = trust\n")
+	write(t, ini, "[databases]\nreports = host=127.0.0.1 port=5433 pool_mode=batch\n[pgbouncer]\nauth_type = trust\n")
 	if _, _, _, _, err := parse([]string{"--pgbouncer-ini", ini}, io.Discard, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "[databases] reports: pool_mode=statement") {
-		t.Errorf("statement mode for one database: %v", err)
+		!strings.Contains(err.Error(), "[databases] reports: pool_mode=batch") {
+		t.Errorf("a bad mode for one database: %v", err)
+	}
+	write(t, ini, "[databases]\nreports = host=127.0.0.1 port=5433 pool_mode=statement\n[pgbouncer]\nauth_type = trust\n")
+	if cfg, _, _, _, err := parse([]string{"--pgbouncer-ini", ini}, io.Discard, io.Discard); err != nil || cfg.Pools["reports"].PoolMode == nil || *cfg.Pools["reports"].PoolMode != "statement" {
+		t.Errorf("statement mode for one database: %+v %v", cfg.Pools, err)
 	}
 	write(t, toml, "[pools.reports]\npool_sise = 2\n")
 	if _, _, _, _, err := parse([]string{"--config", toml, "--server-url", "postgres://x@127.0.0.1:1/x"}, io.Discard, io.Discard); err == nil ||

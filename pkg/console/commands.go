@@ -71,6 +71,26 @@ func (s *session) run(q string) {
 			return
 		}
 		s.complete("RESUME")
+	case "DISABLE", "ENABLE":
+		if arg == "" {
+			s.fail("08P01", "a database is required")
+			return
+		}
+		f := src.Disable
+		if verb == "ENABLE" {
+			f = src.Enable
+		}
+		if err := f(arg); err != nil {
+			s.fail("08P01", err.Error())
+			return
+		}
+		s.complete(verb)
+	case "RECONNECT":
+		if err := src.Reconnect(arg); err != nil {
+			s.fail("08P01", err.Error())
+			return
+		}
+		s.complete("RECONNECT")
 	case "RELOAD":
 		if arg != "" {
 			s.invalid(q)
@@ -88,8 +108,8 @@ func (s *session) run(q string) {
 		}
 		s.complete("SHUTDOWN")
 		s.shutdown = true // after the ReadyForQuery goes out
-	case "SUSPEND", "KILL", "DISABLE", "ENABLE", "RECONNECT", "WAIT_CLOSE", "KILL_CLIENT":
-		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, RELOAD, SHUTDOWN)", verb))
+	case "SUSPEND", "KILL", "WAIT_CLOSE", "KILL_CLIENT":
+		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, RELOAD, SHUTDOWN)", verb))
 	default:
 		s.invalid(q)
 	}

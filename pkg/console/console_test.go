@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,8 +70,11 @@ func query(t *testing.T, fe *pgproto3.Frontend, q string) (kinds string, errMsg 
 // The grammar: case, semicolons, quoted names and empty queries, as
 // PgBouncer's console reads them.
 func TestCommands(t *testing.T) {
-	var paused, resumed []string
+	var paused, resumed, ops []string
 	src := Source{
+		Disable:   func(db string) error { ops = append(ops, "disable "+db); return nil },
+		Enable:    func(db string) error { ops = append(ops, "enable "+db); return nil },
+		Reconnect: func(db string) error { ops = append(ops, "reconnect "+db); return nil },
 		Pools:     func() []Pool { return []Pool{{Database: "my db", User: "u", ServersActive: 0, Mode: "transaction"}} },
 		Databases: func() []Database { return nil },
 		Pause:     func(db string) error { paused = append(paused, db); return nil },
@@ -84,6 +88,10 @@ func TestCommands(t *testing.T) {
 		{"resume;", "C", "RESUME"},
 		{"show pools", "TDC", "SHOW"},
 		{"SHOW HELP;", "NC", "SHOW"},
+		{"disable app", "C", "DISABLE"},
+		{"ENABLE app;", "C", "ENABLE"},
+		{"RECONNECT", "C", "RECONNECT"},
+		{"reconnect app", "C", "RECONNECT"},
 		{" ; ", "I", ""},
 		{"", "I", ""},
 	} {
@@ -92,17 +100,21 @@ func TestCommands(t *testing.T) {
 			t.Errorf("%q: messages %q tag %q (error %q), want %q %q", c.q, kinds, tag, msg, c.kinds, c.tag)
 		}
 	}
+	if strings.Join(ops, ",") != "disable app,enable app,reconnect ,reconnect app" {
+		t.Errorf("operations %q", ops)
+	}
 	if len(paused) != 2 || paused[0] != "my db" || paused[1] != "" || len(resumed) != 2 || resumed[0] != "my db" || resumed[1] != "" {
 		t.Errorf("paused %q, resumed %q", paused, resumed)
 	}
 	for q, want := range map[string]string{
+		"DISABLE":       "a database is required",
 		"SHOW":          "invalid command 'SHOW', use SHOW HELP;",
 		"RELOAD now":    "invalid command 'RELOAD now', use SHOW HELP;",
 		"PAUSE a b":     "invalid command 'PAUSE a b', use SHOW HELP;",
 		"SHOW FDS":      "SHOW FDS is not supported by qprouter's console",
 		"show nonsense": "invalid command 'show nonsense', use SHOW HELP;",
 		"SET x = 1":     "SET is not supported by qprouter's console: settings come from its config file and flags (then RELOAD)",
-		"SUSPEND":       "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, RELOAD, SHUTDOWN)",
+		"SUSPEND":       "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, RELOAD, SHUTDOWN)",
 	} {
 		if kinds, msg, _ := query(t, fe, q); kinds != "E" || msg != want {
 			t.Errorf("%q: %q %q, want the error %q", q, kinds, msg, want)

@@ -30,6 +30,9 @@ const help = `
 	SHOW LISTS|STATS|STATS_TOTALS|STATS_AVERAGES|TOTALS
 	PAUSE [<db>]
 	RESUME [<db>]
+	DISABLE <db>
+	ENABLE <db>
+	RECONNECT [<db>]
 	RELOAD
 	SHUTDOWN`
 
@@ -137,7 +140,7 @@ func serverRows(servers []Server) [][]any {
 			link = clientPtr(sv.ClientID)
 		}
 		rows = append(rows, []any{"S", sv.User, sv.Database, sv.State, addr, port, laddr, lport, stamp(sv.ConnectTime),
-			stamp(sv.RequestTime), 0, 0, 0, serverPtr(sv.PID), link, int64(sv.PID), null{}, null{}})
+			stamp(sv.RequestTime), 0, 0, boolInt(sv.CloseNeeded), serverPtr(sv.PID), link, int64(sv.PID), null{}, null{}})
 	}
 	return rows
 }
@@ -151,7 +154,7 @@ func databaseRows(dbs []Database) [][]any {
 	var rows [][]any
 	for _, d := range dbs {
 		rows = append(rows, []any{d.Name, d.Host, d.Port, d.Database, d.ForceUser, d.PoolSize, d.MinPoolSize, d.ReservePool,
-			d.PoolMode, d.MaxConnections, d.Connections, boolInt(d.Paused), 0})
+			d.PoolMode, d.MaxConnections, d.Connections, boolInt(d.Paused), boolInt(d.Disabled)})
 	}
 	return rows
 }

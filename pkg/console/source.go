@@ -16,6 +16,11 @@ type Source struct {
 	// ("" every pool); Resume undoes it. An unknown database is an error
 	// naming it.
 	Pause, Resume func(database string) error
+	// Disable makes database refuse new clients; Enable undoes it.
+	Disable, Enable func(database string) error
+	// Reconnect closes the server connections of database ("" every
+	// database): the idle ones now, the others when they come back.
+	Reconnect func(database string) error
 	// Reload rereads the settings and files.
 	Reload func() error
 	// Shutdown starts a graceful shutdown; it does not wait for it.
@@ -52,6 +57,7 @@ type Server struct {
 	ConnectTime     time.Time
 	RequestTime     time.Time // when it last went back to its pool
 	ClientID        uint32    // the linked client's Client.ID; 0 none
+	CloseNeeded     bool      // closes when it comes back (RECONNECT)
 }
 
 // Database is one database entry (SHOW DATABASES).
@@ -67,6 +73,7 @@ type Database struct {
 	MaxConnections int
 	Connections    int
 	Paused         bool
+	Disabled       bool
 }
 
 // User is one user with settings of its own (SHOW USERS).

@@ -54,12 +54,14 @@ type ConnStat struct {
 	LocalAddr string    // its own end ("" for a Unix socket)
 	Created   time.Time // when it logged in
 	IdleSince time.Time // when it last went back to the pool
+	// CloseNeeded: it predates a Reconnect and closes when it comes back.
+	CloseNeeded bool
 }
 
 // Stat describes c. Call it where c's fields cannot change under it: the
 // pool's lock for an idle connection, its owner's for one handed out.
 func (c *Conn) Stat() ConnStat {
-	st := ConnStat{PID: c.PID, Addr: c.address, Created: c.created, IdleSince: c.idleSince}
+	st := ConnStat{PID: c.PID, Addr: c.address, Created: c.created, IdleSince: c.idleSince, CloseNeeded: c.closeNeeded()}
 	if la := c.Net.LocalAddr(); la != nil && la.Network() == "tcp" {
 		st.LocalAddr = la.String()
 	}

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -129,6 +130,10 @@ type Pool struct {
 	params  map[string]string
 	stop    chan struct{}
 	adopt   func(net.Conn) (net.Conn, error)
+
+	// reconnectAt (Unix nanoseconds, 0 never) closes, as they come back,
+	// the connections opened before it (Reconnect).
+	reconnectAt atomic.Int64
 
 	// The caps shared with other pools (SetLimits), set before first use.
 	dbLimit, userLimit *Limit
@@ -327,6 +332,33 @@ func (p *Pool) Stat() Stat {
 		st.UserConnections, st.MaxUserConnections = user.Stat()
 	}
 	return st
+}
+
+// Reconnect closes the idle connections now and the others as they come
+// back (PgBouncer's RECONNECT): from here on clients get connections
+// opened afresh, e.g. to a server whose address changed.
+func (p *Pool) Reconnect() {
+	p.mu.Lock()
+	p.reconnectAt.Store(time.Now().UnixNano())
+	idle := p.idle
+	p.idle = nil
+	for range idle {
+		p.unreserveLocked()
+	}
+	p.refillLocked()
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.Net.Close()
+	}
+	if len(idle) > 0 {
+		p.refillGroup()
+	}
+}
+
+// closeNeeded reports whether c predates the pool's last Reconnect.
+func (c *Conn) closeNeeded() bool {
+	at := c.pool.reconnectAt.Load()
+	return at != 0 && c.created.UnixNano() <= at
 }
 
 // IdleConns describes the idle connections, longest idle first.
@@ -715,7 +747,7 @@ func (p *Pool) Release(c *Conn) {
 	now := time.Now()
 	p.mu.Lock()
 	p.active--
-	if p.closed || p.total > p.cfg.Size+p.cfg.ReservePool || now.Sub(c.created) > p.cfg.MaxLifetime {
+	if p.closed || p.total > p.cfg.Size+p.cfg.ReservePool || now.Sub(c.created) > p.cfg.MaxLifetime || c.closeNeeded() {
 		p.closeLocked(c)
 		return
 	}

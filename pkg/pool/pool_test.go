@@ -168,3 +168,41 @@ func TestRoundRobin(t *testing.T) {
 		p.Release(c)
 	}
 }
+
+// Reconnect closes the idle connections at once and a handed-out one when
+// it comes back; connections opened after it are kept.
+func TestReconnect(t *testing.T) {
+	p, _ := newPool(t, pool.Config{Size: 2})
+	ctx := context.Background()
+	a, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release(b) // idle
+	p.Reconnect()
+	if st := p.Stat(); st.Idle != 0 || st.Active != 1 {
+		t.Fatalf("after Reconnect: %+v, want the idle one closed", st)
+	}
+	if !a.Stat().CloseNeeded {
+		t.Error("the handed-out connection is not marked to close")
+	}
+	p.Release(a)
+	if st := p.Stat(); st.Idle != 0 || st.Active != 0 {
+		t.Fatalf("the marked connection came back to %+v, want it closed", st)
+	}
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PID == a.PID || c.PID == b.PID || c.Stat().CloseNeeded {
+		t.Errorf("after Reconnect got pid %d (old %d, %d), close needed %v", c.PID, a.PID, b.PID, c.Stat().CloseNeeded)
+	}
+	p.Release(c)
+	if st := p.Stat(); st.Idle != 1 {
+		t.Errorf("a new connection was not kept: %+v", st)
+	}
+}

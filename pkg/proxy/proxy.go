@@ -217,6 +217,7 @@ type Proxy struct {
 	pausing   atomic.Bool // something is paused: acquire looks under pauseMu
 	pauseMu   sync.Mutex
 	pauseAll  bool
+	disabled  map[string]bool // databases that refuse new clients (Disable), under mu
 	pausedBy  map[string]bool // pool names paused by name
 	resumedBy map[string]bool // pool names resumed by name while every pool is paused
 	resumed   chan struct{}   // closed and replaced at every resume: waiters look again
@@ -416,6 +417,13 @@ func (p *Proxy) openSession(cl *pgwire.Client, lc *netloop.Conn) *session {
 	if p.draining.Load() {
 		p.mu.Unlock()
 		pgwire.WriteError(cl.Conn, "FATAL", "57P01", "qprouter: shutting down")
+		s.release()
+		p.nclients.Add(-1)
+		return nil
+	}
+	if p.disabled[s.db] {
+		p.mu.Unlock()
+		pgwire.WriteError(cl.Conn, "FATAL", "08P01", fmt.Sprintf("database %q is disabled", s.db))
 		s.release()
 		p.nclients.Add(-1)
 		return nil
@@ -653,6 +661,42 @@ func (p *Proxy) Clients() []ClientStat {
 		out = append(out, s.stat())
 	}
 	return out
+}
+
+// Disable makes database refuse new clients (PgBouncer's DISABLE) with
+// FATAL 08P01 `database "name" is disabled`; its clients stay.
+func (p *Proxy) Disable(database string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.disabled == nil {
+		p.disabled = make(map[string]bool)
+	}
+	p.disabled[database] = true
+}
+
+// Enable undoes Disable.
+func (p *Proxy) Enable(database string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.disabled, database)
+}
+
+// Disabled reports whether database refuses new clients.
+func (p *Proxy) Disabled(database string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.disabled[database]
+}
+
+// Reconnect has the pools of database ("" every pool) close their server
+// connections, idle ones now and the others when they come back
+// (pool.Pool.Reconnect; PgBouncer's RECONNECT).
+func (p *Proxy) Reconnect(database string) {
+	for _, pl := range p.opts.Pools.All() {
+		if database == "" || pl.Database == database {
+			pl.Reconnect()
+		}
+	}
 }
 
 // ServerStat is one server connection.

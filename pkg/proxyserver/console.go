@@ -39,6 +39,9 @@ func (s *Server) newConsole() *console.Console {
 		Stats:     s.stats.snapshot,
 		Pause:     func(db string) error { return s.pauseDatabase(db, true) },
 		Resume:    func(db string) error { return s.pauseDatabase(db, false) },
+		Disable:   func(db string) error { s.proxy.Disable(db); return nil },
+		Enable:    func(db string) error { s.proxy.Enable(db); return nil },
+		Reconnect: func(db string) error { s.proxy.Reconnect(db); return nil },
 		Reload:    s.Reload,
 		Shutdown:  s.shutdown,
 	}
@@ -95,7 +98,8 @@ func (s *Server) consoleServers() []console.Server {
 	var out []console.Server
 	for _, sv := range s.proxy.Servers() {
 		out = append(out, console.Server{PID: sv.PID, User: sv.User, Database: sv.Database, State: sv.State, Addr: sv.Addr,
-			LocalAddr: sv.LocalAddr, ConnectTime: sv.Created, RequestTime: sv.IdleSince, ClientID: sv.ClientKeyPID})
+			LocalAddr: sv.LocalAddr, ConnectTime: sv.Created, RequestTime: sv.IdleSince, ClientID: sv.ClientKeyPID,
+			CloseNeeded: sv.CloseNeeded})
 	}
 	return out
 }
@@ -133,6 +137,7 @@ func (s *Server) consoleDatabases() []console.Database {
 			}
 		}
 		d.Paused = any && paused
+		d.Disabled = s.proxy.Disabled(name)
 		return d
 	}
 	var out []console.Database
@@ -215,8 +220,31 @@ func (s *Server) consoleConfig() []console.Setting {
 		}
 		out = append(out, console.Setting{Key: key, Value: val, Changeable: !fixedAtStart[key]})
 	}
+	out = append(out, bouncerSettings(c)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// bouncerSettings are the settings whose PgBouncer names differ from
+// qprouter's, under PgBouncer's names and in its units (whole seconds),
+// for tools that read SHOW CONFIG by those names (pgbouncer_exporter reads
+// max_client_conn).
+func bouncerSettings(c Config) []console.Setting {
+	secs := func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) }
+	host, port, _ := net.SplitHostPort(c.Listen)
+	return []console.Setting{
+		{Key: "max_client_conn", Value: strconv.Itoa(c.MaxClients), Changeable: true},
+		{Key: "default_pool_size", Value: strconv.Itoa(c.PoolSize), Changeable: true},
+		{Key: "min_pool_size", Value: strconv.Itoa(c.MinIdle), Changeable: true},
+		{Key: "max_prepared_statements", Value: strconv.Itoa(c.PreparedPerServer), Changeable: true},
+		{Key: "server_idle_timeout", Value: secs(c.IdleTimeout), Changeable: true},
+		{Key: "server_lifetime", Value: secs(c.MaxLifetime), Changeable: true},
+		{Key: "server_check_delay", Value: secs(c.HealthCheckAfter), Changeable: true},
+		{Key: "query_wait_timeout", Value: secs(c.AcquireTimeout), Changeable: true},
+		{Key: "server_reset_query", Value: c.ResetQuery, Changeable: true},
+		{Key: "listen_addr", Value: host},
+		{Key: "listen_port", Value: port},
+	}
 }
 
 // pauseDatabase pauses or resumes the pools of database, every pool when

@@ -278,7 +278,7 @@ func TestConsole(t *testing.T) {
 				"select 1":               "invalid command 'select 1', use SHOW HELP;",
 				"SHOW pools; SHOW lists": "invalid command 'SHOW pools; SHOW lists', use SHOW HELP;",
 				"PAUSE nosuch":           `no pool of database "nosuch" (qprouter pauses the pools a database has)`,
-				"KILL postgres":          "KILL is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, RELOAD, SHUTDOWN)",
+				"KILL postgres":          "KILL is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, RELOAD, SHUTDOWN)",
 			} {
 				if _, msg := consoleErr(t, boss, sql); msg != want {
 					t.Errorf("%s: %q, want %q", sql, msg, want)
@@ -299,6 +299,16 @@ func TestConsole(t *testing.T) {
 			}
 			if res, err := boss.Exec(bg, "reload;").ReadAll(); err != nil || res[0].CommandTag.String() != "RELOAD" {
 				t.Errorf("RELOAD: %v %v", res, err)
+			}
+			_, conf := consoleRows(t, viewer, "SHOW CONFIG")
+			if r := find(conf, "key", "pool_size"); r == nil || r["value"] != "2" || r["changeable"] != "yes" {
+				t.Errorf("SHOW CONFIG pool_size: %v", r)
+			}
+			if r := find(conf, "key", "default_pool_size"); r == nil || r["value"] != "2" { // PgBouncer's name
+				t.Errorf("SHOW CONFIG default_pool_size: %v", r)
+			}
+			if r := find(conf, "key", "query_wait_timeout"); r == nil || r["value"] != "30" { // --acquire-timeout 30s, in seconds
+				t.Errorf("SHOW CONFIG query_wait_timeout: %v", r)
 			}
 			_, lists := consoleRows(t, viewer, "show lists")
 			if l := find(lists, "list", "pools"); l == nil || l["items"] != "1" {
@@ -386,5 +396,90 @@ func TestConsoleAuthFile(t *testing.T) {
 		if _, err := pgconn.Connect(bg, "postgres://"+u+"@"+addr+"/pgbouncer?sslmode=disable"); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
 			t.Errorf("%s: want a failed password, got %v", u, err)
 		}
+	}
+}
+
+// DISABLE refuses new clients of a database with PgBouncer's FATAL and
+// keeps its clients; ENABLE lets them in again. RECONNECT closes the idle
+// server connections at once and a client's when it comes back (SHOW
+// SERVERS' close_needed meanwhile), in both pool modes.
+func TestConsoleDisableReconnect(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, mode := range []string{"transaction", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--pool-size", "2", "--admin-users", "boss")
+			defer stop()
+			addr := strings.TrimSuffix(strings.TrimPrefix(url, "postgres://postgres@"), "/postgres?sslmode=disable")
+			bg := context.Background()
+			boss, err := pgconn.Connect(bg, "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer boss.Close(bg)
+			run := func(sql string) {
+				t.Helper()
+				if _, err := boss.Exec(bg, sql).ReadAll(); err != nil {
+					t.Fatalf("%s: %v", sql, err)
+				}
+			}
+			app, err := pgx.Connect(bg, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer app.Close(bg)
+			pid := func(cn *pgx.Conn) int {
+				t.Helper()
+				var n int
+				if err := cn.QueryRow(bg, "select pg_backend_pid()", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			first := pid(app)
+
+			run("DISABLE postgres")
+			_, err = pgx.Connect(bg, url)
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Severity != "FATAL" || pe.Code != "08P01" || pe.Message != `database "postgres" is disabled` {
+				t.Errorf("a new client of a disabled database: %v", err)
+			}
+			if _, dbs := consoleRows(t, boss, "SHOW DATABASES"); find(dbs, "name", "postgres")["disabled"] != "1" {
+				t.Errorf("SHOW DATABASES: %v", dbs)
+			}
+			if pid(app) != first {
+				t.Error("the connected client lost its server")
+			}
+			run("ENABLE postgres")
+			other, err := pgx.Connect(bg, url)
+			if err != nil {
+				t.Fatalf("after ENABLE: %v", err)
+			}
+			other.Close(bg)
+
+			run("RECONNECT postgres")
+			if mode == "transaction" {
+				// The server was idle between transactions: closed at once.
+				if p := pid(app); p == first {
+					t.Errorf("after RECONNECT the client still runs on backend %d", p)
+				}
+				return
+			}
+			// Session mode: the client keeps its server until it leaves.
+			if _, servers := consoleRows(t, boss, "SHOW SERVERS"); find(servers, "remote_pid", strconv.Itoa(first))["close_needed"] != "1" {
+				t.Errorf("SHOW SERVERS after RECONNECT: %v", servers)
+			}
+			if pid(app) != first {
+				t.Error("RECONNECT took a session-mode client's server")
+			}
+			app.Close(bg)
+			next, err := pgx.Connect(bg, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer next.Close(bg)
+			if p := pid(next); p == first {
+				t.Errorf("the server marked by RECONNECT went back to the pool (backend %d)", p)
+			}
+		})
 	}
 }

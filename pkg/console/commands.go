@@ -91,6 +91,9 @@ func (s *session) run(q string) {
 			return
 		}
 		s.complete("RECONNECT")
+	case "WAIT_CLOSE":
+		s.waitClosed(arg)
+		s.complete("WAIT_CLOSE")
 	case "RELOAD":
 		if arg != "" {
 			s.invalid(q)
@@ -108,8 +111,8 @@ func (s *session) run(q string) {
 		}
 		s.complete("SHUTDOWN")
 		s.shutdown = true // after the ReadyForQuery goes out
-	case "SUSPEND", "KILL", "WAIT_CLOSE", "KILL_CLIENT":
-		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, RELOAD, SHUTDOWN)", verb))
+	case "SUSPEND", "KILL", "KILL_CLIENT":
+		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)", verb))
 	default:
 		s.invalid(q)
 	}
@@ -129,6 +132,30 @@ func (s *session) waitPaused(database string) {
 			}
 		}
 		if !busy {
+			return
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// waitClosed returns when no server connection of database ("" any)
+// waits to be closed after a RECONNECT, as PgBouncer's WAIT_CLOSE, or
+// when the console ends.
+func (s *session) waitClosed(database string) {
+	t := time.NewTicker(pauseWait)
+	defer t.Stop()
+	for {
+		pending := false
+		for _, sv := range s.c.Source.Servers() {
+			if (database == "" || sv.Database == database) && sv.CloseNeeded {
+				pending = true
+			}
+		}
+		if !pending {
 			return
 		}
 		select {

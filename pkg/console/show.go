@@ -33,6 +33,7 @@ const help = `
 	DISABLE <db>
 	ENABLE <db>
 	RECONNECT [<db>]
+	WAIT_CLOSE [<db>]
 	RELOAD
 	SHUTDOWN`
 

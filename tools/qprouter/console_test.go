@@ -278,7 +278,7 @@ func TestConsole(t *testing.T) {
 				"select 1":               "invalid command 'select 1', use SHOW HELP;",
 				"SHOW pools; SHOW lists": "invalid command 'SHOW pools; SHOW lists', use SHOW HELP;",
 				"PAUSE nosuch":           `no pool of database "nosuch" (qprouter pauses the pools a database has)`,
-				"KILL postgres":          "KILL is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, RELOAD, SHUTDOWN)",
+				"KILL postgres":          "KILL is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
 			} {
 				if _, msg := consoleErr(t, boss, sql); msg != want {
 					t.Errorf("%s: %q, want %q", sql, msg, want)
@@ -471,7 +471,24 @@ func TestConsoleDisableReconnect(t *testing.T) {
 			if pid(app) != first {
 				t.Error("RECONNECT took a session-mode client's server")
 			}
+			// WAIT_CLOSE answers once that server is gone.
+			waited := make(chan error, 1)
+			go func() {
+				_, err := boss.Exec(bg, "WAIT_CLOSE postgres").ReadAll()
+				waited <- err
+			}()
+			select {
+			case err := <-waited:
+				t.Fatalf("WAIT_CLOSE returned while the server was still the client's: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
 			app.Close(bg)
+			if err := <-waited; err != nil {
+				t.Fatalf("WAIT_CLOSE: %v", err)
+			}
+			if _, servers := consoleRows(t, boss, "SHOW SERVERS"); find(servers, "remote_pid", strconv.Itoa(first)) != nil {
+				t.Errorf("after WAIT_CLOSE the old server is still listed: %v", servers)
+			}
 			next, err := pgx.Connect(bg, url)
 			if err != nil {
 				t.Fatal(err)

@@ -71,15 +71,12 @@ func (s *session) run(q string) {
 			return
 		}
 		s.complete("RESUME")
-	case "DISABLE", "ENABLE":
+	case "DISABLE", "ENABLE", "KILL":
 		if arg == "" {
 			s.fail("08P01", "a database is required")
 			return
 		}
-		f := src.Disable
-		if verb == "ENABLE" {
-			f = src.Enable
-		}
+		f := map[string]func(string) error{"DISABLE": src.Disable, "ENABLE": src.Enable, "KILL": src.Kill}[verb]
 		if err := f(arg); err != nil {
 			s.fail("08P01", err.Error())
 			return
@@ -111,8 +108,8 @@ func (s *session) run(q string) {
 		}
 		s.complete("SHUTDOWN")
 		s.shutdown = true // after the ReadyForQuery goes out
-	case "SUSPEND", "KILL", "KILL_CLIENT":
-		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)", verb))
+	case "SUSPEND", "KILL_CLIENT":
+		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)", verb))
 	default:
 		s.invalid(q)
 	}

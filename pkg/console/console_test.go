@@ -114,7 +114,7 @@ func TestCommands(t *testing.T) {
 		"SHOW FDS":      "SHOW FDS is not supported by qprouter's console",
 		"show nonsense": "invalid command 'show nonsense', use SHOW HELP;",
 		"SET x = 1":     "SET is not supported by qprouter's console: settings come from its config file and flags (then RELOAD)",
-		"SUSPEND":       "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
+		"SUSPEND":       "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
 	} {
 		if kinds, msg, _ := query(t, fe, q); kinds != "E" || msg != want {
 			t.Errorf("%q: %q %q, want the error %q", q, kinds, msg, want)

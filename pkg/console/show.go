@@ -30,6 +30,7 @@ const help = `
 	SHOW LISTS|STATS|STATS_TOTALS|STATS_AVERAGES|TOTALS
 	PAUSE [<db>]
 	RESUME [<db>]
+	KILL <db>
 	DISABLE <db>
 	ENABLE <db>
 	RECONNECT [<db>]

@@ -18,6 +18,9 @@ type Source struct {
 	Pause, Resume func(database string) error
 	// Disable makes database refuse new clients; Enable undoes it.
 	Disable, Enable func(database string) error
+	// Kill pauses database and closes its clients and server connections
+	// at once.
+	Kill func(database string) error
 	// Reconnect closes the server connections of database ("" every
 	// database): the idle ones now, the others when they come back.
 	Reconnect func(database string) error

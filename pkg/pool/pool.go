@@ -340,17 +340,30 @@ func (p *Pool) Stat() Stat {
 func (p *Pool) Reconnect() {
 	p.mu.Lock()
 	p.reconnectAt.Store(time.Now().UnixNano())
+	idle := p.dropIdleLocked()
+	p.refillLocked()
+	p.mu.Unlock()
+	p.closeDropped(idle)
+}
+
+// dropIdleLocked takes every idle connection out of the pool, freeing
+// their slots; the caller closes them with closeDropped once unlocked.
+func (p *Pool) dropIdleLocked() []*Conn {
 	idle := p.idle
 	p.idle = nil
 	for range idle {
 		p.unreserveLocked()
 	}
-	p.refillLocked()
-	p.mu.Unlock()
-	for _, c := range idle {
+	return idle
+}
+
+// closeDropped closes connections dropIdleLocked took, then lets the
+// pools sharing a limit with this one use the room.
+func (p *Pool) closeDropped(cs []*Conn) {
+	for _, c := range cs {
 		c.Net.Close()
 	}
-	if len(idle) > 0 {
+	if len(cs) > 0 {
 		p.refillGroup()
 	}
 }
@@ -830,18 +843,9 @@ func (p *Pool) Close() {
 	}
 	p.closed = true
 	close(p.stop)
-	idle := p.idle
-	p.idle = nil
-	for range idle {
-		p.unreserveLocked()
-	}
+	idle := p.dropIdleLocked()
 	p.mu.Unlock()
-	for _, c := range idle {
-		c.Net.Close()
-	}
-	if len(idle) > 0 {
-		p.refillGroup()
-	}
+	p.closeDropped(idle)
 }
 
 // janitor closes idle connections past IdleTimeout (above MinIdle) or

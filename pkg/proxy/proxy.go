@@ -688,6 +688,59 @@ func (p *Proxy) Disabled(database string) bool {
 	return p.disabled[database]
 }
 
+// Kill pauses the pools of database, so that its new clients and
+// queries wait for a resume, and closes its clients and their server
+// connections at once (a transaction under way is rolled back), then its
+// pools' other server connections (PgBouncer's KILL). It returns how many
+// clients it closed, or ErrUnknownPool when database has no pool.
+func (p *Proxy) Kill(database string) (int, error) {
+	found := false
+	for _, pl := range p.opts.Pools.All() {
+		if pl.Database == database {
+			found = true
+			if err := p.PausePool(pl.Name()); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("%w: no pool of database %q", ErrUnknownPool, database)
+	}
+	p.mu.Lock()
+	var ss []*session
+	for s := range p.sessions {
+		if s.db == database {
+			ss = append(ss, s)
+		}
+	}
+	p.mu.Unlock()
+	for _, s := range ss {
+		s.mu.Lock()
+		srv := s.srv
+		running := srv != nil && len(s.queue) > 0 && !s.waiting
+		if srv != nil {
+			// Closed under mu: the server is still this client's (a
+			// release sets s.srv to nil under mu first).
+			srv.Net.Close()
+		}
+		s.mu.Unlock()
+		s.client.Conn.Close()
+		if running {
+			// The backend may be running a query that does not write
+			// until it ends: stop it, so that it sees its socket closed.
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), p.opts.CancelTimeout)
+				defer cancel()
+				if err := srv.Cancel(ctx); err != nil {
+					p.log.Debug("proxy: cancel at a kill", "pid", srv.PID, "err", err)
+				}
+			}()
+		}
+	}
+	p.Reconnect(database)
+	return len(ss), nil
+}
+
 // Reconnect has the pools of database ("" every pool) close their server
 // connections, idle ones now and the others when they come back
 // (pool.Pool.Reconnect; PgBouncer's RECONNECT).

@@ -42,8 +42,16 @@ func (s *Server) newConsole() *console.Console {
 		Disable:   func(db string) error { s.proxy.Disable(db); return nil },
 		Enable:    func(db string) error { s.proxy.Enable(db); return nil },
 		Reconnect: func(db string) error { s.proxy.Reconnect(db); return nil },
-		Reload:    s.Reload,
-		Shutdown:  s.shutdown,
+		Kill: func(db string) error {
+			n, err := s.proxy.Kill(db)
+			if err != nil {
+				return fmt.Errorf("no pool of database %q (qprouter kills the pools a database has)", db)
+			}
+			s.log.Info("console: killed a database's connections", "database", db, "clients", n)
+			return nil
+		},
+		Reload:   s.Reload,
+		Shutdown: s.shutdown,
 	}
 	return &console.Console{Source: src, Version: consoleVersion, Log: s.log}
 }

@@ -278,7 +278,7 @@ func TestConsole(t *testing.T) {
 				"select 1":               "invalid command 'select 1', use SHOW HELP;",
 				"SHOW pools; SHOW lists": "invalid command 'SHOW pools; SHOW lists', use SHOW HELP;",
 				"PAUSE nosuch":           `no pool of database "nosuch" (qprouter pauses the pools a database has)`,
-				"KILL postgres":          "KILL is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
+				"SUSPEND":                "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
 			} {
 				if _, msg := consoleErr(t, boss, sql); msg != want {
 					t.Errorf("%s: %q, want %q", sql, msg, want)
@@ -399,6 +399,21 @@ func TestConsoleAuthFile(t *testing.T) {
 	}
 }
 
+// consoleRouter starts qprouter in mode with pool size 2 and admin user
+// boss, and returns its client URL and boss's console connection.
+func consoleRouter(t *testing.T, c *pgtest.Cluster, mode string) (string, *pgconn.PgConn) {
+	t.Helper()
+	url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--pool-size", "2", "--admin-users", "boss")
+	t.Cleanup(stop)
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "postgres://postgres@"), "/postgres?sslmode=disable")
+	boss, err := pgconn.Connect(context.Background(), "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { boss.Close(context.Background()) })
+	return url, boss
+}
+
 // DISABLE refuses new clients of a database with PgBouncer's FATAL and
 // keeps its clients; ENABLE lets them in again. RECONNECT closes the idle
 // server connections at once and a client's when it comes back (SHOW
@@ -407,15 +422,8 @@ func TestConsoleDisableReconnect(t *testing.T) {
 	c := pgtest.Shared(t)
 	for _, mode := range []string{"transaction", "session"} {
 		t.Run(mode, func(t *testing.T) {
-			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--pool-size", "2", "--admin-users", "boss")
-			defer stop()
-			addr := strings.TrimSuffix(strings.TrimPrefix(url, "postgres://postgres@"), "/postgres?sslmode=disable")
+			url, boss := consoleRouter(t, c, mode)
 			bg := context.Background()
-			boss, err := pgconn.Connect(bg, "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer boss.Close(bg)
 			run := func(sql string) {
 				t.Helper()
 				if _, err := boss.Exec(bg, sql).ReadAll(); err != nil {
@@ -496,6 +504,108 @@ func TestConsoleDisableReconnect(t *testing.T) {
 			defer next.Close(bg)
 			if p := pid(next); p == first {
 				t.Errorf("the server marked by RECONNECT went back to the pool (backend %d)", p)
+			}
+		})
+	}
+}
+
+// KILL closes a database's clients at once, rolling a transaction under
+// way back on the server, and holds new clients until RESUME; another
+// database's clients go on.
+func TestConsoleKill(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, mode := range []string{"transaction", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			url, boss := consoleRouter(t, c, mode)
+			bg := context.Background()
+			direct, err := pgx.Connect(bg, c.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close(bg)
+			victim, err := pgx.Connect(bg, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer victim.Close(bg)
+			bystander, err := pgx.Connect(bg, strings.Replace(url, "/postgres?", "/template1?", 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bystander.Close(bg)
+			if _, err := victim.Exec(bg, "begin"); err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			if err := victim.QueryRow(bg, "select pg_backend_pid()").Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			// A query that writes nothing until it ends: the kill must
+			// stop it, not only close its socket.
+			slept := make(chan error, 1)
+			go func() {
+				_, err := victim.Exec(bg, "select pg_sleep(30)")
+				slept <- err
+			}()
+			for range 100 {
+				var n int
+				direct.QueryRow(bg, "select count(*) from pg_stat_activity where pid = $1 and query like 'select pg_sleep%'", pid).Scan(&n)
+				if n == 1 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if res, err := boss.Exec(bg, "KILL postgres").ReadAll(); err != nil || res[0].CommandTag.String() != "KILL" {
+				t.Fatalf("KILL: %v %v", res, err)
+			}
+			select {
+			case err := <-slept:
+				if err == nil {
+					t.Error("the killed client's query ended well")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the killed client's query still runs 10 s after KILL")
+			}
+			gone := false
+			for range 100 {
+				var n int
+				if err := direct.QueryRow(bg, "select count(*) from pg_stat_activity where pid = $1", pid).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if gone = n == 0; gone {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if !gone {
+				t.Errorf("the killed client's backend %d still runs", pid)
+			}
+			if _, err := bystander.Exec(bg, "select 1"); err != nil {
+				t.Errorf("another database's client: %v", err)
+			}
+			// A new client of the killed database waits for RESUME.
+			done := make(chan error, 1)
+			go func() {
+				cn, err := pgx.Connect(bg, url)
+				if err == nil {
+					_, err = cn.Exec(bg, "select 1")
+					cn.Close(bg)
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("a new client was served before RESUME: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			if _, err := boss.Exec(bg, "RESUME postgres").ReadAll(); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Errorf("the new client after RESUME: %v", err)
+			}
+			if code, msg := consoleErr(t, boss, "KILL nosuch"); code != "08P01" || !strings.Contains(msg, "no pool of database") {
+				t.Errorf("KILL nosuch: %s %s", code, msg)
 			}
 		})
 	}

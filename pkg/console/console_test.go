@@ -147,3 +147,39 @@ func TestRoles(t *testing.T) {
 		t.Errorf("no role: %#v %v", m, err)
 	}
 }
+
+// Garbage after the welcome ends that client, never the process.
+func TestGarbage(t *testing.T) {
+	src := Source{Pools: func() []Pool { return nil }}
+	for seed := range 20 {
+		a, b := net.Pipe()
+		done := make(chan struct{})
+		c := &Console{Source: src, MaxMessage: 1 << 10}
+		go func() {
+			defer close(done)
+			c.Serve(context.Background(), &pgwire.Client{Conn: a, Key: pgwire.NewCancelKey(), Startup: pgwire.Startup{Params: map[string]string{}}}, Admin)
+			a.Close()
+		}()
+		go func() { // drain what the console writes
+			buf := make([]byte, 4096)
+			for {
+				if _, err := b.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+		junk := make([]byte, 64+seed*97)
+		for i := range junk {
+			junk[i] = byte(i*seed*31 + seed)
+		}
+		junk[0] = "QPXBE\x00\xffp"[seed%8]
+		b.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		b.Write(junk)
+		b.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("seed %d: the console did not end", seed)
+		}
+	}
+}

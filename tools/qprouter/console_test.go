@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -608,5 +609,42 @@ func TestConsoleKill(t *testing.T) {
 				t.Errorf("KILL nosuch: %s %s", code, msg)
 			}
 		})
+	}
+}
+
+// The console's user lists come from the config file and a reload rereads
+// them: a user added becomes an admin, one removed is refused.
+func TestConsoleUsersReload(t *testing.T) {
+	c := pgtest.Shared(t)
+	cfgPath := filepath.Join(t.TempDir(), "qprouter.toml")
+	write(t, cfgPath, fmt.Sprintf("server_url = %q\nadmin_users = [\"alice\"]\nstats_users = \"carol\"\n", c.URL()))
+	addr, reload, stop := startWithHUP(t, "--config", cfgPath)
+	defer stop()
+	bg := context.Background()
+	login := func(user string) error {
+		cn, err := pgconn.Connect(bg, "postgres://"+user+"@"+addr+"/pgbouncer?sslmode=disable")
+		if err == nil {
+			_, err = cn.Exec(bg, "PAUSE").ReadAll()
+			cn.Exec(bg, "RESUME").ReadAll()
+			cn.Close(bg)
+		}
+		return err
+	}
+	if err := login("alice"); err != nil {
+		t.Errorf("alice from the file's list: %v", err)
+	}
+	if err := login("carol"); err == nil || !strings.Contains(err.Error(), "admin access needed") {
+		t.Errorf("carol, a stats user: %v", err)
+	}
+	if err := login("bob"); err == nil || !strings.Contains(err.Error(), "not allowed") {
+		t.Errorf("bob before the reload: %v", err)
+	}
+	write(t, cfgPath, fmt.Sprintf("server_url = %q\nadmin_users = [\"bob\"]\n", c.URL()))
+	reload("reloaded")
+	if err := login("bob"); err != nil {
+		t.Errorf("bob after the reload: %v", err)
+	}
+	if err := login("alice"); err == nil || !strings.Contains(err.Error(), "not allowed") {
+		t.Errorf("alice after the reload: %v", err)
 	}
 }

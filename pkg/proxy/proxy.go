@@ -745,11 +745,23 @@ func (p *Proxy) Kill(database string) (int, error) {
 // connections, idle ones now and the others when they come back
 // (pool.Pool.Reconnect; PgBouncer's RECONNECT).
 func (p *Proxy) Reconnect(database string) {
-	for _, pl := range p.opts.Pools.All() {
-		if database == "" || pl.Database == database {
+	p.ReconnectWhere(func(d string) bool { return database == "" || d == database })
+}
+
+// ReconnectWhere is Reconnect for the pools of the databases match picks
+// (after a reload moved them to another server); it returns those
+// databases that have pools, sorted.
+func (p *Proxy) ReconnectWhere(match func(database string) bool) []string {
+	var dbs []string
+	for _, pl := range p.opts.Pools.All() { // sorted by database
+		if match(pl.Database) {
 			pl.Reconnect()
+			if len(dbs) == 0 || dbs[len(dbs)-1] != pl.Database {
+				dbs = append(dbs, pl.Database)
+			}
 		}
 	}
+	return dbs
 }
 
 // ServerStat is one server connection.

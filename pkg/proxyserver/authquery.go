@@ -31,20 +31,21 @@ const authQueryTimeout = 5 * time.Second
 // may name its own auth user, query and database (PgBouncer's
 // per-database auth_user, auth_query, auth_dbname).
 type authQuery struct {
-	targets  *route.Targets
-	query    string                   // "": DefaultAuthQuery
-	user     string                   // "": only databases whose target names one look users up
-	database string                   // "": the client's
+	targets *route.Targets
+	// settings are the top-level query ("": DefaultAuthQuery), user ("":
+	// only databases whose target names one look users up) and database
+	// ("": the client's), as the latest reload left them.
+	settings func() (query, user, database string)
 	password func(user string) string // the auth file's plaintext, used when the target's URL has none
 
 	mu    sync.Mutex
 	pools map[[2]string]*pgxpool.Pool
 }
 
-// newAuthQuery prepares lookups as user (or a target's auth user) on the
-// servers of targets.
-func newAuthQuery(targets *route.Targets, query, user, database string, password func(string) string) *authQuery {
-	return &authQuery{targets: targets, query: query, user: user, password: password, database: database, pools: map[[2]string]*pgxpool.Pool{}}
+// newAuthQuery prepares lookups as the settings' user (or a target's auth
+// user) on the servers of targets.
+func newAuthQuery(targets *route.Targets, settings func() (query, user, database string), password func(string) string) *authQuery {
+	return &authQuery{targets: targets, settings: settings, password: password, pools: map[[2]string]*pgxpool.Pool{}}
 }
 
 // lookup returns user's credential from the query's second column; no
@@ -57,8 +58,8 @@ func (a *authQuery) lookup(ctx context.Context, user, database string) (pgwire.C
 	if err != nil {
 		return pgwire.Credential{}, pgwire.ErrUnknownUser
 	}
-	au := a.user
-	query, authDB := cmp.Or(a.query, DefaultAuthQuery), cmp.Or(a.database, database)
+	query, au, authDB := a.settings()
+	query, authDB = cmp.Or(query, DefaultAuthQuery), cmp.Or(authDB, database)
 	if tg.AuthUser != "" {
 		au, query, authDB = tg.AuthUser, cmp.Or(tg.AuthQuery, query), cmp.Or(tg.AuthDatabase, authDB)
 	}
@@ -135,4 +136,17 @@ func (a *authQuery) close() {
 		p.Close()
 	}
 	clear(a.pools)
+}
+
+// forget drops every lookup pool (after a reload moved a database to
+// another server): the next lookups open new ones. The old ones close in
+// the background once their lookups under way are done.
+func (a *authQuery) forget() {
+	a.mu.Lock()
+	old := a.pools
+	a.pools = map[[2]string]*pgxpool.Pool{}
+	a.mu.Unlock()
+	for _, p := range old {
+		go p.Close()
+	}
 }

@@ -196,7 +196,7 @@ func (s *Server) consoleUsers() []console.User {
 }
 
 // fixedAtStart are the settings a reload does not change.
-var fixedAtStart = map[string]bool{"listen": true, "server_url": true, "pool_mode": true, "admin": true,
+var fixedAtStart = map[string]bool{"listen": true, "pool_mode": true, "admin": true,
 	"unix_socket_dir": true, "unix_socket_mode": true, "unix_socket_group": true, "auth_type": true,
 	"console_database": true, "event_loop": true, "io_uring": true, "tcp_defer_accept": true, "pprof": true,
 	"log_level": true, "require_tls": true, "require_client_cert": true}

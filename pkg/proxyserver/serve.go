@@ -113,9 +113,7 @@ func New(opts Options) (*Server, error) {
 	}
 	targets.Log = s.log
 	s.targets = targets
-	if c.AuthUser != "" || targets.AnyAuthUser() {
-		s.authq = newAuthQuery(targets, c.AuthQuery, c.AuthUser, c.AuthDatabase, s.serverPassword)
-	}
+	s.authq = newAuthQuery(targets, s.authSettings, s.serverPassword)
 	if c.Admin != "" {
 		s.admin = s.newAdmin()
 	}
@@ -292,7 +290,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		go hs.Serve(aln)
 		log.Info("admin API listening", "addr", aln.Addr().String())
 	}
-	if _, users := s.get(); users == nil && s.authq == nil && s.hba == nil && c.AuthType != "cert" {
+	if _, users := s.get(); users == nil && !s.lookupOn(c) && s.hba == nil && c.AuthType != "cert" {
 		log.Warn("no --auth-file: every client is trusted")
 	}
 	if s.hba != nil {
@@ -300,9 +298,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			log.Warn("auth hba file: " + n)
 		}
 	}
-	if s.authq != nil {
-		defer s.authq.close()
-	}
+	defer s.authq.close()
 	server := redact(c.ServerURL)
 	if c.ServerURL == "" {
 		server = "none: only the databases entries are served"
@@ -397,6 +393,24 @@ func (s *Server) reload() error {
 	} else if nc.TLSCAFile != "" {
 		s.log.Warn("reload: tls_ca_file is turned on at the next start")
 	}
+	prev, _ := s.get()
+	serversChanged := nc.ServerURL != prev.ServerURL || !maps.Equal(nc.Databases, prev.Databases)
+	if serversChanged {
+		// New clients of a database whose server changed go to the new
+		// one; its pools' server connections close, idle ones now and
+		// the others as their clients let go of them (as PgBouncer's
+		// RELOAD), so that its clients move over without being dropped.
+		moved, err := s.targets.Update(nc.ServerURL, nc.Databases)
+		if err != nil {
+			return configError(err)
+		}
+		for _, db := range s.proxy.ReconnectWhere(moved) {
+			s.log.Info("reload: the database's server changed; its server connections close as they come back", "database", db)
+		}
+	}
+	if serversChanged || nc.AuthUser != prev.AuthUser || nc.AuthQuery != prev.AuthQuery || nc.AuthDatabase != prev.AuthDatabase {
+		s.authq.forget()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cas != nil {
@@ -406,10 +420,7 @@ func (s *Server) reload() error {
 	if modesChanged(s.opts.Config, nc) {
 		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")
 	}
-	if nc.ServerURL != old.ServerURL || !maps.Equal(nc.Databases, old.Databases) {
-		s.log.Warn("reload: server_url and databases take effect at the next start; the servers stay as they were")
-	}
-	nc.Listen, nc.ServerURL, nc.Databases, nc.PoolMode, nc.Admin = old.Listen, old.ServerURL, old.Databases, old.PoolMode, old.Admin
+	nc.Listen, nc.PoolMode, nc.Admin = old.Listen, old.PoolMode, old.Admin
 	nc.UnixSocketDir, nc.UnixSocketMode, nc.UnixSocketGroup = old.UnixSocketDir, old.UnixSocketMode, old.UnixSocketGroup
 	nc.AuthType = old.AuthType // the methods are set up at start
 	s.cfg, s.users, s.hba = nc, nu, nh
@@ -438,19 +449,19 @@ func (s *Server) clientCaps(database, user string) (maxDB, maxUser int) {
 // credential is pgwire's Credentials: from the auth file, then from the
 // auth query; trust when there is neither.
 func (s *Server) credential(user, database string) (pgwire.Credential, error) {
-	_, users := s.get()
+	c, users := s.get()
 	if cred, ok := users[user]; ok {
 		return cred, nil
 	}
 	if s.console != nil && database == s.opts.Config.ConsoleDatabase {
 		// The console has no server to look users up on: the auth file's
 		// users only (as PgBouncer's admin console), or trust without one.
-		if users == nil && s.authq == nil {
+		if users == nil && !s.lookupOn(c) {
 			return pgwire.Credential{Method: pgwire.AuthTrust}, nil
 		}
 		return pgwire.Credential{}, pgwire.ErrUnknownUser
 	}
-	if s.authq != nil {
+	if s.lookupOn(c) {
 		cred, err := s.authq.lookup(context.Background(), user, database)
 		if err != nil && !errors.Is(err, pgwire.ErrUnknownUser) {
 			s.log.Warn("auth query failed", "user", user, "database", database, "err", err)
@@ -466,14 +477,26 @@ func (s *Server) credential(user, database string) (pgwire.Credential, error) {
 // quickCredential is credential without the auth query, for the event
 // loop's handshake: false sends the client to credential on a goroutine.
 func (s *Server) quickCredential(user, database string) (pgwire.Credential, bool) {
-	_, users := s.get()
+	c, users := s.get()
 	if cred, ok := users[user]; ok {
 		return cred, true
 	}
-	if users == nil && s.authq == nil {
+	if users == nil && !s.lookupOn(c) {
 		return pgwire.Credential{Method: pgwire.AuthTrust}, true
 	}
 	return pgwire.Credential{}, false
+}
+
+// lookupOn reports whether users missing from the auth file are looked
+// up through the auth query: with an auth user, top-level or a database's.
+func (s *Server) lookupOn(c Config) bool {
+	return c.AuthUser != "" || s.targets.AnyAuthUser()
+}
+
+// authSettings are the auth query's top-level settings in force.
+func (s *Server) authSettings() (query, user, database string) {
+	c, _ := s.get()
+	return c.AuthQuery, c.AuthUser, c.AuthDatabase
 }
 
 // serverPassword is user's plaintext password from the auth file, to log

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -54,12 +55,30 @@ type Target struct {
 }
 
 // Targets maps client database names to servers: named entries first,
-// then the default server (nil: an unknown name is refused).
+// then the default server (nil: an unknown name is refused). Update
+// replaces the map at a reload; lookups see one map or the other, whole.
 type Targets struct {
-	named    map[string]*Target
-	fallback *Target
+	cur atomic.Pointer[targetSet]
 	// Log, when set, hears of failed connect queries.
 	Log *slog.Logger
+
+	mu   sync.Mutex                            // serializes Update and WrapDial
+	wrap func(pgconn.DialFunc) pgconn.DialFunc // WrapDial's, for the targets Update adds
+}
+
+// targetSet is one reading of the settings: the named targets and the
+// default server.
+type targetSet struct {
+	named    map[string]*Target
+	fallback *Target
+}
+
+// lookup is the set's target of a client's database name (nil: none).
+func (ts *targetSet) lookup(database string) *Target {
+	if tg := ts.named[database]; tg != nil {
+		return tg
+	}
+	return ts.fallback
 }
 
 // NoDatabaseError is a client's database name that no target serves. It
@@ -80,7 +99,18 @@ func (e *NoDatabaseError) SQLState() string { return "3D000" }
 // the name "*" is the default server, which then must not be given
 // twice). Errors name the entry.
 func NewTargets(defaultURL string, named map[string]string) (*Targets, error) {
-	t := &Targets{named: make(map[string]*Target, len(named))}
+	ts, err := parseSet(defaultURL, named)
+	if err != nil {
+		return nil, err
+	}
+	t := &Targets{}
+	t.cur.Store(ts)
+	return t, nil
+}
+
+// parseSet reads NewTargets' arguments.
+func parseSet(defaultURL string, named map[string]string) (*targetSet, error) {
+	t := &targetSet{named: make(map[string]*Target, len(named))}
 	if star, ok := named["*"]; ok {
 		if defaultURL != "" {
 			return nil, fmt.Errorf(`databases."*" and server_url both name the default server: keep one`)
@@ -114,6 +144,38 @@ func NewTargets(defaultURL string, named map[string]string) (*Targets, error) {
 		t.named[name] = tg
 	}
 	return t, nil
+}
+
+// Update replaces the targets with those of NewTargets(defaultURL, named)
+// (a reload); on error nothing changes. A target whose URL is unchanged is
+// kept as it was (its round robin goes on). moved reports whether a
+// client database name is now served by another target, or by none: its
+// pools' server connections are on the old one.
+func (t *Targets) Update(defaultURL string, named map[string]string) (moved func(database string) bool, err error) {
+	ns, err := parseSet(defaultURL, named)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.cur.Load()
+	keep := func(tg *Target, was *Target) *Target {
+		if was != nil && was.URL == tg.URL {
+			return was
+		}
+		if t.wrap != nil {
+			tg.cfg.DialFunc = t.wrap(tg.cfg.DialFunc)
+		}
+		return tg
+	}
+	for name, tg := range ns.named {
+		ns.named[name] = keep(tg, old.named[name])
+	}
+	if ns.fallback != nil {
+		ns.fallback = keep(ns.fallback, old.fallback)
+	}
+	t.cur.Store(ns)
+	return func(database string) bool { return old.lookup(database) != ns.lookup(database) }, nil
 }
 
 // parseTarget reads a named entry: a URL, so that its database and user
@@ -239,23 +301,21 @@ func (t *Targets) AnyAuthUser() bool {
 }
 
 // Default is the target of the names no entry gives (nil: refused).
-func (t *Targets) Default() *Target { return t.fallback }
+func (t *Targets) Default() *Target { return t.cur.Load().fallback }
 
 // For returns the target of a client's database name.
 func (t *Targets) For(database string) (*Target, error) {
-	if tg := t.named[database]; tg != nil {
+	if tg := t.cur.Load().lookup(database); tg != nil {
 		return tg, nil
-	}
-	if t.fallback != nil {
-		return t.fallback, nil
 	}
 	return nil, &NoDatabaseError{Database: database}
 }
 
 // Names are the named targets' database names, sorted.
 func (t *Targets) Names() []string {
-	out := make([]string, 0, len(t.named))
-	for n := range t.named {
+	named := t.cur.Load().named
+	out := make([]string, 0, len(named))
+	for n := range named {
 		out = append(out, n)
 	}
 	sort.Strings(out)
@@ -263,20 +323,25 @@ func (t *Targets) Names() []string {
 }
 
 // WrapDial makes every target's connections pass through wrap (byte
-// counting); call it before the first connection.
+// counting), those Update adds later too; call it once, before the first
+// connection.
 func (t *Targets) WrapDial(wrap func(pgconn.DialFunc) pgconn.DialFunc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.wrap = wrap
 	for _, tg := range t.all() {
 		tg.cfg.DialFunc = wrap(tg.cfg.DialFunc)
 	}
 }
 
 func (t *Targets) all() []*Target {
-	out := make([]*Target, 0, len(t.named)+1)
-	for _, tg := range t.named {
+	ts := t.cur.Load()
+	out := make([]*Target, 0, len(ts.named)+1)
+	for _, tg := range ts.named {
 		out = append(out, tg)
 	}
-	if t.fallback != nil {
-		out = append(out, t.fallback)
+	if ts.fallback != nil {
+		out = append(out, ts.fallback)
 	}
 	return out
 }
@@ -291,6 +356,11 @@ func (t *Targets) ConnConfig(database, user string, password func(user string) s
 	if err != nil {
 		return nil, err
 	}
+	return tg.connConfig(database, user, password), nil
+}
+
+// connConfig is ConnConfig on tg.
+func (tg *Target) connConfig(database, user string, password func(user string) string) *pgconn.Config {
 	cfg := tg.cfg.Copy()
 	tg.rotate(cfg)
 	cfg.Database = cmp.Or(tg.Database, database)
@@ -300,21 +370,22 @@ func (t *Targets) ConnConfig(database, user string, password func(user string) s
 			cfg.Password = p
 		}
 	}
-	return cfg, nil
+	return cfg
 }
 
 // Connector opens pools' server connections on their database's target.
 func (t *Targets) Connector(password func(user string) string) pool.Connector {
 	return func(ctx context.Context, database, user string) (*pgconn.PgConn, error) {
-		cfg, err := t.ConnConfig(database, user, password)
+		// One target for the whole connection, though a reload may
+		// replace it meanwhile.
+		tg, err := t.For(database)
 		if err != nil {
 			return nil, err
 		}
-		pc, err := pgconn.ConnectConfig(ctx, cfg)
+		pc, err := pgconn.ConnectConfig(ctx, tg.connConfig(database, user, password))
 		if err != nil {
 			return nil, err
 		}
-		tg, _ := t.For(database)
 		if tg.connectQuery == "" {
 			return pc, nil
 		}
@@ -335,7 +406,7 @@ func (t *Targets) Connector(password func(user string) string) pool.Connector {
 
 // poolUser is the user the pools of (database, user) log in as.
 func (t *Targets) poolUser(database, user string) string {
-	if tg := t.named[database]; tg != nil && tg.User != "" {
+	if tg := t.cur.Load().named[database]; tg != nil && tg.User != "" {
 		return tg.User
 	}
 	return user

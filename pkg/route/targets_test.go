@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Named entries give a server, a database there and a forced user; the
@@ -159,5 +161,66 @@ func TestTargetOwnParams(t *testing.T) {
 	}
 	if len(cfg.RuntimeParams) != 1 || cfg.RuntimeParams["timezone"] != "UTC" || strings.Contains(a.Conn, "auth_") {
 		t.Errorf("the server would get %v (conn %s)", cfg.RuntimeParams, a.Conn)
+	}
+}
+
+// Update replaces the targets at a reload: an unchanged entry keeps its
+// target (and its dial wrapper), a changed, added or removed one moves
+// its database, and a bad one changes nothing.
+func TestTargetsUpdate(t *testing.T) {
+	tg, err := NewTargets("postgres://db0/", map[string]string{
+		"same": "postgres://db1/same",
+		"edit": "postgres://db2/edit",
+		"gone": "postgres://db3/gone",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := 0
+	tg.WrapDial(func(d pgconn.DialFunc) pgconn.DialFunc { wrapped++; return d })
+	if wrapped != 4 {
+		t.Fatalf("WrapDial wrapped %d targets, want 4", wrapped)
+	}
+	same, _ := tg.For("same")
+	if _, err := tg.Update("", map[string]string{"same": "not a url"}); err == nil {
+		t.Fatal("a bad entry was taken")
+	}
+	if got, _ := tg.For("gone"); got == nil || got.Database != "gone" {
+		t.Fatal("a failed update changed the targets")
+	}
+	moved, err := tg.Update("postgres://db0/", map[string]string{
+		"same":  "postgres://db1/same",
+		"edit":  "postgres://db2:6000/edit",
+		"added": "postgres://db4/added",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrapped != 6 {
+		t.Errorf("the update wrapped %d new targets, want 2 (edit, added)", wrapped-4)
+	}
+	if now, _ := tg.For("same"); now != same {
+		t.Error("an unchanged entry got a new target")
+	}
+	for db, want := range map[string]bool{"same": false, "edit": true, "added": true, "gone": true, "other": false} {
+		if moved(db) != want {
+			t.Errorf("moved(%q) = %v, want %v", db, !want, want)
+		}
+	}
+	if got, _ := tg.For("gone"); got != tg.Default() {
+		t.Error("a removed entry is not served by the default server")
+	}
+	if cfg, _ := tg.ConnConfig("edit", "bob", nil); cfg.Port != 6000 {
+		t.Errorf("edited entry: port %d", cfg.Port)
+	}
+	if got := tg.Names(); strings.Join(got, ",") != "added,edit,same" {
+		t.Errorf("names after the update: %v", got)
+	}
+	// Without the default server a removed name is refused.
+	if _, err := tg.Update("", map[string]string{"same": "postgres://db1/same"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.For("edit"); err == nil {
+		t.Error("a removed entry is still served without a default server")
 	}
 }

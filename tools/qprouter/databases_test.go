@@ -202,15 +202,6 @@ badq = "postgres://127.0.0.1:%[1]d/postgres?connect_query=SELEC+1"
 		}
 	}
 
-	// A reload keeps the servers (a warning says they change at the next
-	// start).
-	addr, reload, stopHUP := startWithHUP(t, "--config", cfgPath)
-	defer stopHUP()
-	write(t, cfgPath, strings.Replace(readFile(t, cfgPath), fmt.Sprint(c2.Port), fmt.Sprint(c1.Port), 1))
-	reload("server_url and databases take effect at the next start")
-	checkServedBy(t, "postgres://postgres@"+addr+"/two?sslmode=disable", "two_real", "postgres", c2.Port)
-	stopHUP()
-
 	// The same entries in a pgbouncer.ini: one renamed on the second
 	// cluster, the rest through *.
 	ini := filepath.Join(dir, "pgbouncer.ini")

@@ -61,14 +61,15 @@ type Server struct {
 	proxy *proxy.Proxy
 	admin *admin.Server   // nil without Config.Admin
 	loops []*netloop.Loop // none without Config.EventLoop
-	// targets is the server of each client database name (fixed at start).
+	// targets is the server of each client database name (a reload
+	// updates it).
 	targets *route.Targets
 
 	mu    sync.Mutex
 	cfg   Config
-	users map[string]pgwire.Credential  // nil: trust every client (unless authq)
+	users map[string]pgwire.Credential  // nil: trust every client (unless lookupOn)
 	hba   *hba.Rules                    // nil: no HBA file; the method follows the secret
-	authq *authQuery                    // nil: no auth query
+	authq *authQuery                    // used when lookupOn
 	cert  *pgwire.Certificate           // nil: no client TLS
 	cas   atomic.Pointer[x509.CertPool] // --tls-ca-file's CAs, read again at a reload; nil: none
 

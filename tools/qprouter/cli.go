@@ -102,7 +102,8 @@ const description = `A PostgreSQL pooling proxy.
 qprouter accepts PostgreSQL clients on --listen, authenticates them (from
 --auth-file, or trusts them), and pools connections to --server-url per
 (database, user). --pgbouncer-ini takes the settings of a PgBouncer setup.
-SIGTERM drains and exits 0; SIGHUP reloads pool settings and the auth file.
+SIGTERM drains and exits 0; SIGHUP reloads the settings, the servers and the
+auth file.
 Exit codes: 0 ok, 1 could not serve, 2 bad usage.`
 
 // parse reads args (and the files they name) into checked settings, with

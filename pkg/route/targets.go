@@ -71,6 +71,9 @@ type Targets struct {
 type targetSet struct {
 	named    map[string]*Target
 	fallback *Target
+	// anyAuthUser: some target names its own auth user (asked at every
+	// login that the auth file does not answer, so kept, not counted).
+	anyAuthUser bool
 }
 
 // lookup is the set's target of a client's database name (nil: none).
@@ -142,7 +145,9 @@ func parseSet(defaultURL string, named map[string]string) (*targetSet, error) {
 			return nil, fmt.Errorf("databases.%q: %w", name, err)
 		}
 		t.named[name] = tg
+		t.anyAuthUser = t.anyAuthUser || tg.AuthUser != ""
 	}
+	t.anyAuthUser = t.anyAuthUser || t.fallback != nil && t.fallback.AuthUser != ""
 	return t, nil
 }
 
@@ -296,9 +301,7 @@ func (tg *Target) InOrder() bool { return tg.inOrder }
 func (tg *Target) ConnectQuery() string { return tg.connectQuery }
 
 // AnyAuthUser reports whether a target names its own auth user.
-func (t *Targets) AnyAuthUser() bool {
-	return slices.ContainsFunc(t.all(), func(tg *Target) bool { return tg.AuthUser != "" })
-}
+func (t *Targets) AnyAuthUser() bool { return t.cur.Load().anyAuthUser }
 
 // Default is the target of the names no entry gives (nil: refused).
 func (t *Targets) Default() *Target { return t.cur.Load().fallback }

@@ -39,7 +39,7 @@ type Options struct {
 	Config Config
 	// Load returns the settings a reload applies (it rereads the config
 	// file); nil keeps Config. Either way a reload rereads the auth file,
-	// and Listen, ServerURL, Databases, PoolMode and Admin keep their
+	// and Listen, Admin, the unix socket settings and AuthType keep their
 	// first values.
 	Load func() (Config, error)
 	// Logs receives the text log (nil: discarded).
@@ -174,7 +174,7 @@ func New(opts Options) (*Server, error) {
 	}
 	popts := proxy.Options{
 		Mode:                   c.mode(),
-		ModeFor:                c.modeFor, // the modes at start: a reload keeps them
+		ModeFor:                s.modeFor,
 		ClientCaps:             s.clientCaps,
 		ClientIdleTimeout:      func() time.Duration { c, _ := s.get(); return c.ClientIdleTimeout },
 		IdleTransactionTimeout: func() time.Duration { c, _ := s.get(); return c.IdleTxTimeout },
@@ -418,10 +418,17 @@ func (s *Server) reload() error {
 		s.cas.Store(cas)
 	}
 	old := s.cfg
-	if modesChanged(s.opts.Config, nc) {
-		s.log.Warn("reload: pool_mode settings take effect at the next start; the modes stay as they were")
+	if modesChanged(old, nc) {
+		// A client keeps the mode it connected in (its statements are
+		// renamed or not from its first one); servers pass between the
+		// modes safely: a session-mode check-in resets the server and
+		// forgets its statements, a session's welcome replays settings.
+		s.log.Info("reload: pool modes changed; clients that connect from now on get the new ones, connected clients keep theirs")
+		if nc.anyTransaction() && s.opts.Config.EventLoop && len(s.loops) == 0 {
+			s.log.Info("reload: the event loop starts only at start; transaction-mode clients are served by goroutines until a restart")
+		}
 	}
-	nc.Listen, nc.PoolMode, nc.Admin = old.Listen, old.PoolMode, old.Admin
+	nc.Listen, nc.Admin = old.Listen, old.Admin
 	nc.UnixSocketDir, nc.UnixSocketMode, nc.UnixSocketGroup = old.UnixSocketDir, old.UnixSocketMode, old.UnixSocketGroup
 	nc.AuthType = old.AuthType // the methods are set up at start
 	s.cfg, s.users, s.hba = nc, nu, nh
@@ -432,6 +439,13 @@ func (s *Server) get() (Config, map[string]pgwire.Credential) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg, s.users
+}
+
+// modeFor is the pool mode of a client of (database, user) that connects
+// now, by the configuration in force.
+func (s *Server) modeFor(database, user string) proxy.Mode {
+	c, _ := s.get()
+	return c.modeFor(database, user)
 }
 
 func (s *Server) poolConfig(database, user string) pool.Config {

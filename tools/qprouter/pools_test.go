@@ -164,7 +164,8 @@ func TestPerPoolSettings(t *testing.T) {
 				t.Errorf("/api/pools: %v, want template1/postgres session 1, postgres/postgres transaction 1", got)
 			}
 
-			// A reload applies a table's new size; its mode stays as at start.
+			// A reload applies a table's new size and mode (for the
+			// clients that connect after it: TestPoolModeReload).
 			write(t, cfgPath, config(top, "transaction", 3))
 			resp, err := http.Post("http://"+adminAddr+"/api/reload", "", nil)
 			if err != nil {
@@ -174,8 +175,8 @@ func TestPerPoolSettings(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("reload: %s", resp.Status)
 			}
-			if got := pools(); got["template1/postgres"] != "session 3" || got["postgres/postgres"] != "transaction 1" {
-				t.Errorf("/api/pools after a reload: %v, want template1/postgres session 3, postgres/postgres transaction 1", got)
+			if got := pools(); got["template1/postgres"] != "transaction 3" || got["postgres/postgres"] != "transaction 1" {
+				t.Errorf("/api/pools after a reload: %v, want template1/postgres transaction 3, postgres/postgres transaction 1", got)
 			}
 		})
 	}

@@ -154,6 +154,10 @@ type Options struct {
 	// OnClientRead and OnClientWrite are called with the bytes of every
 	// read from and write to a client connection, TLS included.
 	OnClientRead, OnClientWrite func(n int)
+	// PoolBytes, when set, is asked once per session, at its start, for
+	// the functions that count the bytes read from and written to its
+	// client from then on, by the pool's name ("database/user").
+	PoolBytes func(pool string) (read, wrote func(n int))
 	// OnClient is called with true when an authenticated client starts
 	// its session and with false when it ends.
 	OnClient func(connected bool)

@@ -212,14 +212,22 @@ type portal struct {
 func newSession(p *Proxy, cl *pgwire.Client) *session {
 	done := make(chan struct{})
 	close(done)
-	mode := p.ModeFor(cl.Startup.Params["database"], cl.Startup.Params["user"])
+	db, user := cl.Startup.Params["database"], cl.Startup.Params["user"]
+	mode := p.ModeFor(db, user)
+	if db == "" {
+		db = user
+	}
+	if p.opts.PoolBytes != nil {
+		read, wrote := p.opts.PoolBytes(db + "/" + user)
+		cl.Conn = pool.CountConn(cl.Conn, read, wrote)
+	}
 	s := &session{
 		p:        p,
 		client:   cl,
 		br:       getReader(cl.Conn),
 		cw:       getWriter(cl.Conn),
-		db:       cl.Startup.Params["database"],
-		user:     cl.Startup.Params["user"],
+		db:       db,
+		user:     user,
 		addr:     cl.Conn.RemoteAddr().String(),
 		since:    time.Now(),
 		rename:   mode.PerTransaction(),
@@ -231,9 +239,6 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		vars:     make(vars),
 	}
 	s.fr = pgwire.NewFramer(s.br, p.opts.MaxMessage)
-	if s.db == "" {
-		s.db = s.user
-	}
 	s.poolName = s.db + "/" + s.user
 	// PostgreSQL applies the options first, then the other parameters.
 	for k, v := range optionSettings(cl.Startup.Params["options"]) {

@@ -307,6 +307,7 @@ func (s *Server) consoleHooks(o *proxy.Options) {
 		}
 	}
 	o.OnTransaction = st.transaction
+	o.PoolBytes = st.bytes
 	o.ConsoleDatabase = s.opts.Config.ConsoleDatabase
 	o.Console = s.serveConsole
 }

@@ -30,11 +30,13 @@ type poolCounters struct {
 	database                      string
 	xacts, queries                atomic.Int64
 	xactTime, queryTime, waitTime atomic.Int64 // nanoseconds
+	received, sent                atomic.Int64 // bytes from and to the pool's clients
 }
 
 // totals are a database's counters at one moment.
 type totals struct {
 	xacts, queries                int64
+	received, sent                int64
 	xactTime, queryTime, waitTime time.Duration
 }
 
@@ -59,6 +61,12 @@ func (st *consoleStats) query(pool string, d time.Duration) {
 
 func (st *consoleStats) wait(pool string, d time.Duration) { st.counters(pool).waitTime.Add(int64(d)) }
 
+// bytes are the byte counters of a session of pool (proxy.Options.PoolBytes).
+func (st *consoleStats) bytes(pool string) (read, wrote func(n int)) {
+	c := st.counters(pool)
+	return func(n int) { c.received.Add(int64(n)) }, func(n int) { c.sent.Add(int64(n)) }
+}
+
 func (st *consoleStats) transaction(pool string, d time.Duration) {
 	c := st.counters(pool)
 	c.xacts.Add(1)
@@ -73,6 +81,8 @@ func (st *consoleStats) now() map[string]totals {
 		t := out[c.database]
 		t.xacts += c.xacts.Load()
 		t.queries += c.queries.Load()
+		t.received += c.received.Load()
+		t.sent += c.sent.Load()
 		t.xactTime += time.Duration(c.xactTime.Load())
 		t.queryTime += time.Duration(c.queryTime.Load())
 		t.waitTime += time.Duration(c.waitTime.Load())
@@ -101,8 +111,8 @@ func (st *consoleStats) run(ctx context.Context) {
 }
 
 // snapshot is SHOW STATS: the totals, and the averages of the last
-// complete period (zero before the first ends). Bytes are not measured
-// per database: negative (NULL).
+// complete period (zero before the first ends). Bytes are those read from
+// and written to the database's clients after their login.
 func (st *consoleStats) snapshot() []console.Stats {
 	cur := st.now()
 	st.mu.Lock()
@@ -111,9 +121,8 @@ func (st *consoleStats) snapshot() []console.Stats {
 	st.mu.Unlock()
 	out := make([]console.Stats, 0, len(cur))
 	for db, t := range cur {
-		s := console.Stats{Database: db, Transactions: t.xacts, Queries: t.queries, Received: -1, Sent: -1,
+		s := console.Stats{Database: db, Transactions: t.xacts, Queries: t.queries, Received: t.received, Sent: t.sent,
 			TransactionTime: t.xactTime, QueryTime: t.queryTime, WaitTime: t.waitTime}
-		s.Averages = console.Averages{Received: -1, Sent: -1}
 		if complete && secs > 0 {
 			a, b := last[db], prev[db]
 			dq, dx := a.queries-b.queries, a.xacts-b.xacts
@@ -122,6 +131,8 @@ func (st *consoleStats) snapshot() []console.Stats {
 			}
 			s.Averages.Transactions = int64(float64(a.xacts-b.xacts) / secs)
 			s.Averages.Queries = int64(float64(dq) / secs)
+			s.Averages.Received = int64(float64(a.received-b.received) / secs)
+			s.Averages.Sent = int64(float64(a.sent-b.sent) / secs)
 			if dq > 0 {
 				s.Averages.QueryTime = (a.queryTime - b.queryTime) / time.Duration(dq)
 			}

@@ -165,13 +165,14 @@ func TestConsole(t *testing.T) {
 
 			// The statistics count what ran: three statements (three
 			// transactions) and a transaction of two statements.
-			stats := func() map[string]string {
+			statsOf := func(db string) map[string]string {
 				cols, rows := consoleRows(t, boss, "SHOW STATS")
 				if !slices.Equal(cols, pgbStatsColumns) {
 					t.Errorf("SHOW STATS columns\n got %v", cols)
 				}
-				return find(rows, "database", "postgres")
+				return find(rows, "database", db)
 			}
+			stats := func() map[string]string { return statsOf("postgres") }
 			before := stats()
 			for range 3 {
 				if _, err := app.Exec(bg, "select 1"); err != nil {
@@ -196,10 +197,31 @@ func TestConsole(t *testing.T) {
 			// pgx's Begin and Commit are statements too: 3 + 3 queries.
 			// The transaction's time counts the client's pause; the
 			// queries' does not.
-			if delta("total_xact_count") != 4 || delta("total_query_count") != 6 || after["total_received"] != "<null>" ||
+			if delta("total_xact_count") != 4 || delta("total_query_count") != 6 || delta("total_received") <= 0 || delta("total_sent") <= 0 ||
 				delta("total_xact_time") < 150000 || delta("total_query_time") >= 150000 {
 				t.Errorf("SHOW STATS before %v\nafter %v", before, after)
 			}
+
+			// Bytes are counted per database: a 100 kB answer is bytes sent
+			// to the clients of postgres, none to those of template1.
+			other, err := pgx.Connect(bg, strings.Replace(url, "/postgres?", "/template1?", 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, otherBefore := stats(), statsOf("template1")
+			const bigQuery = "SELECT repeat('x', 100000)"
+			var big string
+			if err := app.QueryRow(bg, bigQuery).Scan(&big); err != nil {
+				t.Fatal(err)
+			}
+			after, otherAfter := stats(), statsOf("template1")
+			if delta("total_sent") < 100000 || delta("total_sent") > 101000 || delta("total_received") < len(bigQuery) || delta("total_received") > 1000 {
+				t.Errorf("bytes of a 100 kB answer: received %d, sent %d", delta("total_received"), delta("total_sent"))
+			}
+			if otherAfter == nil || otherAfter["total_sent"] != otherBefore["total_sent"] || otherAfter["total_received"] != otherBefore["total_received"] {
+				t.Errorf("bytes of template1's client, which sent nothing: before %v, after %v", otherBefore, otherAfter)
+			}
+			other.Close(bg)
 
 			// PAUSE waits for the transaction under way, then holds new
 			// queries until RESUME.
@@ -312,7 +334,7 @@ func TestConsole(t *testing.T) {
 				t.Errorf("SHOW CONFIG query_wait_timeout: %v", r)
 			}
 			_, lists := consoleRows(t, viewer, "show lists")
-			if l := find(lists, "list", "pools"); l == nil || l["items"] != "1" {
+			if l := find(lists, "list", "pools"); l == nil || l["items"] != "2" { // postgres and template1
 				t.Errorf("SHOW LISTS: %v", lists)
 			}
 

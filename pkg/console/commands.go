@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,8 +109,19 @@ func (s *session) run(q string) {
 		}
 		s.complete("SHUTDOWN")
 		s.shutdown = true // after the ReadyForQuery goes out
-	case "SUSPEND", "KILL_CLIENT":
-		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)", verb))
+	case "KILL_CLIENT":
+		id, ok := parseClientID(arg)
+		if !ok {
+			s.fail("08P01", fmt.Sprintf("KILL_CLIENT needs a client's id: its ptr in SHOW CLIENTS (0x...) or that number in decimal, not %q", arg))
+			return
+		}
+		if err := src.KillClient(id); err != nil {
+			s.fail("08P01", err.Error())
+			return
+		}
+		s.complete("KILL_CLIENT")
+	case "SUSPEND":
+		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)", verb))
 	default:
 		s.invalid(q)
 	}
@@ -161,6 +173,18 @@ func (s *session) waitClosed(database string) {
 		case <-t.C:
 		}
 	}
+}
+
+// parseClientID reads KILL_CLIENT's argument: SHOW CLIENTS' ptr
+// ("0x" and hex digits) or the same number in decimal (PgBouncer 1.24's
+// id column, which 1.18's columns do not have).
+func parseClientID(a string) (uint32, bool) {
+	base, digits := 10, a
+	if len(a) > 2 && (a[:2] == "0x" || a[:2] == "0X") {
+		base, digits = 16, a[2:]
+	}
+	n, err := strconv.ParseUint(digits, base, 32)
+	return uint32(n), err == nil && n != 0
 }
 
 // unquote takes the quotes off a "quoted" argument.

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -79,6 +80,13 @@ func TestCommands(t *testing.T) {
 		Databases: func() []Database { return nil },
 		Pause:     func(db string) error { paused = append(paused, db); return nil },
 		Resume:    func(db string) error { resumed = append(resumed, db); return nil },
+		KillClient: func(id uint32) error {
+			if id == 7 {
+				return fmt.Errorf("no client 0x%08x", id)
+			}
+			ops = append(ops, fmt.Sprintf("kill client %d", id))
+			return nil
+		},
 	}
 	fe := serve(t, src, Admin)
 	for _, c := range []struct{ q, kinds, tag string }{
@@ -92,6 +100,8 @@ func TestCommands(t *testing.T) {
 		{"ENABLE app;", "C", "ENABLE"},
 		{"RECONNECT", "C", "RECONNECT"},
 		{"reconnect app", "C", "RECONNECT"},
+		{"KILL_CLIENT 0x0000002a", "C", "KILL_CLIENT"},
+		{"kill_client 43;", "C", "KILL_CLIENT"},
 		{" ; ", "I", ""},
 		{"", "I", ""},
 	} {
@@ -100,7 +110,7 @@ func TestCommands(t *testing.T) {
 			t.Errorf("%q: messages %q tag %q (error %q), want %q %q", c.q, kinds, tag, msg, c.kinds, c.tag)
 		}
 	}
-	if strings.Join(ops, ",") != "disable app,enable app,reconnect ,reconnect app" {
+	if strings.Join(ops, ",") != "disable app,enable app,reconnect ,reconnect app,kill client 42,kill client 43" {
 		t.Errorf("operations %q", ops)
 	}
 	if len(paused) != 2 || paused[0] != "my db" || paused[1] != "" || len(resumed) != 2 || resumed[0] != "my db" || resumed[1] != "" {
@@ -114,7 +124,10 @@ func TestCommands(t *testing.T) {
 		"SHOW FDS":      "SHOW FDS is not supported by qprouter's console",
 		"show nonsense": "invalid command 'show nonsense', use SHOW HELP;",
 		"SET x = 1":     "SET is not supported by qprouter's console: settings come from its config file and flags (then RELOAD)",
-		"SUSPEND":       "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
+		"SUSPEND":       "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
+		"KILL_CLIENT":   `KILL_CLIENT needs a client's id: its ptr in SHOW CLIENTS (0x...) or that number in decimal, not ""`,
+		"KILL_CLIENT x": `KILL_CLIENT needs a client's id: its ptr in SHOW CLIENTS (0x...) or that number in decimal, not "x"`,
+		"KILL_CLIENT 7": "no client 0x00000007",
 	} {
 		if kinds, msg, _ := query(t, fe, q); kinds != "E" || msg != want {
 			t.Errorf("%q: %q %q, want the error %q", q, kinds, msg, want)
@@ -131,7 +144,7 @@ func TestRoles(t *testing.T) {
 	if kinds, msg, _ := query(t, fe, "SHOW LISTS"); kinds != "TDDDDDDC" {
 		t.Errorf("SHOW LISTS: %q %q", kinds, msg)
 	}
-	for _, q := range []string{"PAUSE", "RESUME", "RELOAD", "SHUTDOWN"} {
+	for _, q := range []string{"PAUSE", "RESUME", "RELOAD", "SHUTDOWN", "KILL_CLIENT 1"} {
 		if _, msg, _ := query(t, fe, q); msg != "admin access needed" {
 			t.Errorf("%s as a stats user: %q", q, msg)
 		}

@@ -31,6 +31,7 @@ const help = `
 	PAUSE [<db>]
 	RESUME [<db>]
 	KILL <db>
+	KILL_CLIENT <id>
 	DISABLE <db>
 	ENABLE <db>
 	RECONNECT [<db>]

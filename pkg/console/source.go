@@ -21,6 +21,9 @@ type Source struct {
 	// Kill pauses database and closes its clients and server connections
 	// at once.
 	Kill func(database string) error
+	// KillClient closes the client with Client.ID id and its server
+	// connection at once; an unknown id is an error naming it.
+	KillClient func(id uint32) error
 	// Reconnect closes the server connections of database ("" every
 	// database): the idle ones now, the others when they come back.
 	Reconnect func(database string) error

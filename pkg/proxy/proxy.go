@@ -719,30 +719,57 @@ func (p *Proxy) Kill(database string) (int, error) {
 	}
 	p.mu.Unlock()
 	for _, s := range ss {
-		s.mu.Lock()
-		srv := s.srv
-		running := srv != nil && len(s.queue) > 0 && !s.waiting
-		if srv != nil {
-			// Closed under mu: the server is still this client's (a
-			// release sets s.srv to nil under mu first).
-			srv.Net.Close()
-		}
-		s.mu.Unlock()
-		s.client.Conn.Close()
-		if running {
-			// The backend may be running a query that does not write
-			// until it ends: stop it, so that it sees its socket closed.
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), p.opts.CancelTimeout)
-				defer cancel()
-				if err := srv.Cancel(ctx); err != nil {
-					p.log.Debug("proxy: cancel at a kill", "pid", srv.PID, "err", err)
-				}
-			}()
-		}
+		p.kill(s)
 	}
 	p.Reconnect(database)
 	return len(ss), nil
+}
+
+// KillClient closes the client whose cancel key has process ID keyPID
+// (ClientStat.KeyPID) and its server connection at once, as PgBouncer's
+// KILL_CLIENT; false when no client has it.
+func (p *Proxy) KillClient(keyPID uint32) bool {
+	p.mu.Lock()
+	var found *session
+	for s := range p.sessions {
+		if s.client.Key.PID == keyPID {
+			found = s
+			break
+		}
+	}
+	p.mu.Unlock()
+	if found == nil {
+		return false
+	}
+	p.kill(found)
+	return true
+}
+
+// kill closes s's client and server sockets (a transaction under way is
+// rolled back), cancelling a query under way so that its backend ends now
+// rather than when the query does; the session's goroutines then end it.
+func (p *Proxy) kill(s *session) {
+	s.mu.Lock()
+	srv := s.srv
+	running := srv != nil && len(s.queue) > 0 && !s.waiting
+	if srv != nil {
+		// Closed under mu: the server is still this client's (a release
+		// sets s.srv to nil under mu first).
+		srv.Net.Close()
+	}
+	s.mu.Unlock()
+	s.client.Conn.Close()
+	if running {
+		// The backend may be running a query that does not write until
+		// it ends: stop it, so that it sees its socket closed.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), p.opts.CancelTimeout)
+			defer cancel()
+			if err := srv.Cancel(ctx); err != nil {
+				p.log.Debug("proxy: cancel at a kill", "pid", srv.PID, "err", err)
+			}
+		}()
+	}
 }
 
 // Reconnect has the pools of database ("" every pool) close their server

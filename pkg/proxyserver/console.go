@@ -50,6 +50,13 @@ func (s *Server) newConsole() *console.Console {
 			s.log.Info("console: killed a database's connections", "database", db, "clients", n)
 			return nil
 		},
+		KillClient: func(id uint32) error {
+			if !s.proxy.KillClient(id) {
+				return fmt.Errorf("no client 0x%08x", id)
+			}
+			s.log.Info("console: killed a client", "ptr", fmt.Sprintf("0x%08x", id))
+			return nil
+		},
 		Reload:   s.Reload,
 		Shutdown: s.shutdown,
 	}

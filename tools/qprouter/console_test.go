@@ -301,7 +301,7 @@ func TestConsole(t *testing.T) {
 				"select 1":               "invalid command 'select 1', use SHOW HELP;",
 				"SHOW pools; SHOW lists": "invalid command 'SHOW pools; SHOW lists', use SHOW HELP;",
 				"PAUSE nosuch":           `no pool of database "nosuch" (qprouter pauses the pools a database has)`,
-				"SUSPEND":                "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
+				"SUSPEND":                "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
 			} {
 				if _, msg := consoleErr(t, boss, sql); msg != want {
 					t.Errorf("%s: %q, want %q", sql, msg, want)
@@ -668,5 +668,92 @@ func TestConsoleUsersReload(t *testing.T) {
 	}
 	if err := login("alice"); err == nil || !strings.Contains(err.Error(), "not allowed") {
 		t.Errorf("alice after the reload: %v", err)
+	}
+}
+
+// KILL_CLIENT closes one client, by SHOW CLIENTS' ptr, with its server
+// connection at once, even in the middle of a query; the other clients
+// go on.
+func TestConsoleKillClient(t *testing.T) {
+	c := pgtest.Shared(t)
+	bg := context.Background()
+	for _, mode := range []string{"transaction", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			url, stop := startRouter(t, c.URL(), "--pool-mode", mode, "--admin-users", "boss")
+			defer stop()
+			victim, err := pgx.Connect(bg, url+"&application_name=kill-victim")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer victim.Close(bg)
+			keeper, err := pgx.Connect(bg, url+"&application_name=kill-keeper")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer keeper.Close(bg)
+			addr := strings.TrimSuffix(strings.TrimPrefix(url, "postgres://postgres@"), "/postgres?sslmode=disable")
+			boss, err := pgconn.Connect(bg, "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer boss.Close(bg)
+
+			var pid int
+			if err := victim.QueryRow(bg, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			sleeping := make(chan error, 1)
+			go func() { _, err := victim.Exec(bg, "SELECT pg_sleep(60)"); sleeping <- err }()
+			waitFor(t, "the victim's query running", func() bool {
+				var n int
+				keeper.QueryRow(bg, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND query LIKE 'SELECT pg_sleep%'", pid).Scan(&n)
+				return n == 1
+			})
+			_, clients := consoleRows(t, boss, "SHOW CLIENTS")
+			v := find(clients, "application_name", "kill-victim")
+			if v == nil {
+				t.Fatalf("no victim in SHOW CLIENTS: %v", clients)
+			}
+			if _, err := boss.Exec(bg, "KILL_CLIENT "+v["ptr"]).ReadAll(); err != nil {
+				t.Fatalf("KILL_CLIENT %s: %v", v["ptr"], err)
+			}
+			select {
+			case err := <-sleeping:
+				if err == nil {
+					t.Error("the killed client's query succeeded")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the killed client's query still runs 10 s after KILL_CLIENT")
+			}
+			waitFor(t, "the killed client's backend gone", func() bool {
+				var n int
+				keeper.QueryRow(bg, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&n)
+				return n == 0
+			})
+			waitFor(t, "the killed client gone from SHOW CLIENTS", func() bool {
+				_, clients = consoleRows(t, boss, "SHOW CLIENTS")
+				return find(clients, "application_name", "kill-victim") == nil
+			})
+			if find(clients, "application_name", "kill-keeper") == nil {
+				t.Errorf("SHOW CLIENTS after KILL_CLIENT lost the other client: %v", clients)
+			}
+			if _, err := keeper.Exec(bg, "SELECT 1"); err != nil {
+				t.Errorf("the other client after KILL_CLIENT: %v", err)
+			}
+			_, err = boss.Exec(bg, "KILL_CLIENT "+v["ptr"]).ReadAll()
+			if err == nil || !strings.Contains(err.Error(), "no client "+v["ptr"]) {
+				t.Errorf("KILL_CLIENT of a client gone: %v", err)
+			}
+		})
+	}
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 10 s", what)
+		}
 	}
 }

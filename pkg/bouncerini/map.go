@@ -105,7 +105,11 @@ func (m *mapper) poolValue(at, table, bkey, key, value string) {
 // reason wins); the key then has no value.
 func (m *mapper) refuse(key, format string, args ...any) {
 	if _, ok := m.s.Errors[key]; !ok {
-		m.s.Errors[key] = fmt.Errorf("pgbouncer.ini %s: "+format, append([]any{m.path}, args...)...)
+		if m.path == "" { // one setting (Setting), not a file
+			m.s.Errors[key] = fmt.Errorf(format, args...)
+		} else {
+			m.s.Errors[key] = fmt.Errorf("pgbouncer.ini %s: "+format, append([]any{m.path}, args...)...)
+		}
 	}
 	delete(m.s.Values, key)
 }

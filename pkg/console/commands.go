@@ -25,6 +25,10 @@ type session struct {
 // an optional semicolon. One command per query string, as PgBouncer.
 var command = regexp.MustCompile(`^\s*(\w+)(?:\s+("(?:[^"]|"")*"|[^\s;]+))?\s*;?\s*$`)
 
+// setCommand is PgBouncer's SET key = value (or TO value): the value a
+// 'quoted' string or one word.
+var setCommand = regexp.MustCompile(`(?is)^\s*SET\s+(\w+)\s*(?:=|\s+TO\s+)\s*('(?:[^']|'')*'|[^\s;']+)\s*;?\s*$`)
+
 // pauseWait is how often PAUSE looks whether the paused pools' servers
 // came back.
 const pauseWait = 20 * time.Millisecond
@@ -36,7 +40,7 @@ func (s *session) run(q string) {
 		return
 	}
 	if f := strings.Fields(q); strings.EqualFold(f[0], "SET") {
-		s.fail("0A000", "SET is not supported by qprouter's console: settings come from its config file and flags (then RELOAD)")
+		s.set(q)
 		return
 	}
 	m := command.FindStringSubmatch(q)
@@ -121,10 +125,33 @@ func (s *session) run(q string) {
 		}
 		s.complete("KILL_CLIENT")
 	case "SUSPEND":
-		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)", verb))
+		s.fail("0A000", fmt.Sprintf("%s is not supported by qprouter's console (supported: SHOW, SET, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)", verb))
 	default:
 		s.invalid(q)
 	}
+}
+
+// set runs SET key = value: a setting changed in place until the next
+// RELOAD rereads the config file (Source.Set).
+func (s *session) set(q string) {
+	if s.role != Admin {
+		s.fail("08P01", "admin access needed")
+		return
+	}
+	m := setCommand.FindStringSubmatch(q)
+	if m == nil {
+		s.invalid(q)
+		return
+	}
+	key, value := strings.ToLower(m[1]), m[2]
+	if len(value) >= 2 && value[0] == '\'' {
+		value = strings.ReplaceAll(value[1:len(value)-1], "''", "'")
+	}
+	if err := s.c.Source.Set(key, value); err != nil {
+		s.fail("08P01", "SET "+key+": "+err.Error())
+		return
+	}
+	s.complete("SET")
 }
 
 // waitPaused returns when the pools of database ("" all) have no server

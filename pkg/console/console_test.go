@@ -80,6 +80,13 @@ func TestCommands(t *testing.T) {
 		Databases: func() []Database { return nil },
 		Pause:     func(db string) error { paused = append(paused, db); return nil },
 		Resume:    func(db string) error { resumed = append(resumed, db); return nil },
+		Set: func(key, value string) error {
+			if key == "nosuch" {
+				return fmt.Errorf("unknown setting %q", key)
+			}
+			ops = append(ops, "set "+key+"="+value)
+			return nil
+		},
 		KillClient: func(id uint32) error {
 			if id == 7 {
 				return fmt.Errorf("no client 0x%08x", id)
@@ -102,6 +109,9 @@ func TestCommands(t *testing.T) {
 		{"reconnect app", "C", "RECONNECT"},
 		{"KILL_CLIENT 0x0000002a", "C", "KILL_CLIENT"},
 		{"kill_client 43;", "C", "KILL_CLIENT"},
+		{"SET default_pool_size = 30", "C", "SET"},
+		{"set Server_Reset_Query to 'DISCARD ALL; SELECT ''x'''; ", "C", "SET"},
+		{"SET query_timeout=2.5;", "C", "SET"},
 		{" ; ", "I", ""},
 		{"", "I", ""},
 	} {
@@ -110,24 +120,26 @@ func TestCommands(t *testing.T) {
 			t.Errorf("%q: messages %q tag %q (error %q), want %q %q", c.q, kinds, tag, msg, c.kinds, c.tag)
 		}
 	}
-	if strings.Join(ops, ",") != "disable app,enable app,reconnect ,reconnect app,kill client 42,kill client 43" {
+	if strings.Join(ops, ",") != "disable app,enable app,reconnect ,reconnect app,kill client 42,kill client 43,set default_pool_size=30,set server_reset_query=DISCARD ALL; SELECT 'x',set query_timeout=2.5" {
 		t.Errorf("operations %q", ops)
 	}
 	if len(paused) != 2 || paused[0] != "my db" || paused[1] != "" || len(resumed) != 2 || resumed[0] != "my db" || resumed[1] != "" {
 		t.Errorf("paused %q, resumed %q", paused, resumed)
 	}
 	for q, want := range map[string]string{
-		"DISABLE":       "a database is required",
-		"SHOW":          "invalid command 'SHOW', use SHOW HELP;",
-		"RELOAD now":    "invalid command 'RELOAD now', use SHOW HELP;",
-		"PAUSE a b":     "invalid command 'PAUSE a b', use SHOW HELP;",
-		"SHOW FDS":      "SHOW FDS is not supported by qprouter's console",
-		"show nonsense": "invalid command 'show nonsense', use SHOW HELP;",
-		"SET x = 1":     "SET is not supported by qprouter's console: settings come from its config file and flags (then RELOAD)",
-		"SUSPEND":       "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
-		"KILL_CLIENT":   `KILL_CLIENT needs a client's id: its ptr in SHOW CLIENTS (0x...) or that number in decimal, not ""`,
-		"KILL_CLIENT x": `KILL_CLIENT needs a client's id: its ptr in SHOW CLIENTS (0x...) or that number in decimal, not "x"`,
-		"KILL_CLIENT 7": "no client 0x00000007",
+		"DISABLE":        "a database is required",
+		"SHOW":           "invalid command 'SHOW', use SHOW HELP;",
+		"RELOAD now":     "invalid command 'RELOAD now', use SHOW HELP;",
+		"PAUSE a b":      "invalid command 'PAUSE a b', use SHOW HELP;",
+		"SHOW FDS":       "SHOW FDS is not supported by qprouter's console",
+		"show nonsense":  "invalid command 'show nonsense', use SHOW HELP;",
+		"SET nosuch = 1": `SET nosuch: unknown setting "nosuch"`,
+		"SET x":          "invalid command 'SET x', use SHOW HELP;",
+		"SET x = a b":    "invalid command 'SET x = a b', use SHOW HELP;",
+		"SUSPEND":        "SUSPEND is not supported by qprouter's console (supported: SHOW, SET, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
+		"KILL_CLIENT":    `KILL_CLIENT needs a client's id: its ptr in SHOW CLIENTS (0x...) or that number in decimal, not ""`,
+		"KILL_CLIENT x":  `KILL_CLIENT needs a client's id: its ptr in SHOW CLIENTS (0x...) or that number in decimal, not "x"`,
+		"KILL_CLIENT 7":  "no client 0x00000007",
 	} {
 		if kinds, msg, _ := query(t, fe, q); kinds != "E" || msg != want {
 			t.Errorf("%q: %q %q, want the error %q", q, kinds, msg, want)
@@ -144,7 +156,7 @@ func TestRoles(t *testing.T) {
 	if kinds, msg, _ := query(t, fe, "SHOW LISTS"); kinds != "TDDDDDDC" {
 		t.Errorf("SHOW LISTS: %q %q", kinds, msg)
 	}
-	for _, q := range []string{"PAUSE", "RESUME", "RELOAD", "SHUTDOWN", "KILL_CLIENT 1"} {
+	for _, q := range []string{"PAUSE", "RESUME", "RELOAD", "SHUTDOWN", "KILL_CLIENT 1", "SET pool_size = 1"} {
 		if _, msg, _ := query(t, fe, q); msg != "admin access needed" {
 			t.Errorf("%s as a stats user: %q", q, msg)
 		}

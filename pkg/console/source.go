@@ -29,6 +29,9 @@ type Source struct {
 	Reconnect func(database string) error
 	// Reload rereads the settings and files.
 	Reload func() error
+	// Set changes one setting in place (SET key = value); an error names
+	// what is wrong with it.
+	Set func(key, value string) error
 	// Shutdown starts a graceful shutdown; it does not wait for it.
 	Shutdown func()
 }

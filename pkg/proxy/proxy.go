@@ -207,11 +207,14 @@ type Proxy struct {
 	// server statements went stale (serverState.closeBefore, stmt.born).
 	stmtSeq  atomic.Uint64
 	nclients atomic.Int64
-	loopTxns atomic.Int64 // answers relayed to ReadyForQuery on the event loop
-	loopWelc atomic.Int64 // sessions welcomed on the event loop
-	loopEnds atomic.Int64 // sessions ended on the event loop
-	nextLoop atomic.Uint64
-	wg       sync.WaitGroup
+	// maxClients and prepared are Options.MaxClients and
+	// PreparedPerServer, changed by SetLimits.
+	maxClients, prepared atomic.Int64
+	loopTxns             atomic.Int64 // answers relayed to ReadyForQuery on the event loop
+	loopWelc             atomic.Int64 // sessions welcomed on the event loop
+	loopEnds             atomic.Int64 // sessions ended on the event loop
+	nextLoop             atomic.Uint64
+	wg                   sync.WaitGroup
 	// consoles ends the admin console clients at Shutdown.
 	consoles    context.Context
 	endConsoles context.CancelFunc
@@ -261,6 +264,7 @@ func New(opts Options) (*Proxy, error) {
 	if p.router == nil {
 		p.router = opts.Pools
 	}
+	p.SetLimits(opts.MaxClients, opts.PreparedPerServer)
 	p.consoles, p.endConsoles = context.WithCancel(context.Background())
 	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil || opts.QueryTimeout != nil || opts.TransactionTimeout != nil {
 		go p.idleJanitor()
@@ -398,9 +402,9 @@ func (p *Proxy) countClient(c net.Conn) net.Conn {
 // socket on an event loop, or nil); nil when it is refused (too many
 // clients, shutting down), which the client was told.
 func (p *Proxy) openSession(cl *pgwire.Client, lc *netloop.Conn) *session {
-	if n := p.nclients.Add(1); p.opts.MaxClients > 0 && n > int64(p.opts.MaxClients) {
+	if n, max := p.nclients.Add(1), p.maxClients.Load(); max > 0 && n > max {
 		p.nclients.Add(-1)
-		pgwire.WriteError(cl.Conn, "FATAL", "53300", fmt.Sprintf("qprouter: too many clients (max %d)", p.opts.MaxClients))
+		pgwire.WriteError(cl.Conn, "FATAL", "53300", fmt.Sprintf("qprouter: too many clients (max %d)", max))
 		return nil
 	}
 	s := newSession(p, cl)
@@ -596,6 +600,21 @@ func (p *Proxy) Reload() error {
 	p.opts.Pools.Reconfigure()
 	return nil
 }
+
+// SetLimits changes Options.MaxClients (for clients that log in from now
+// on) and PreparedPerServer (a smaller one takes effect as statements are
+// parsed); a PreparedPerServer of 0 or less keeps the one in force.
+func (p *Proxy) SetLimits(maxClients, preparedPerServer int) {
+	p.maxClients.Store(int64(maxClients))
+	if preparedPerServer > 0 {
+		p.prepared.Store(int64(preparedPerServer))
+	}
+}
+
+// Reconfigure applies the pools' settings as Pools.Config gives them now,
+// as Reload does after its Options.Reload (for settings changed without
+// one).
+func (p *Proxy) Reconfigure() { p.opts.Pools.Reconfigure() }
 
 // PoolStat is one pool's state.
 type PoolStat struct {

@@ -1169,7 +1169,7 @@ func (s *session) cacheOp(op string) {
 
 // makeRoom closes the least recently used statements beyond the bound.
 func (s *session) makeRoom(out []byte) []byte {
-	for s.sst.stmts.Len() >= s.p.opts.PreparedPerServer {
+	for int64(s.sst.stmts.Len()) >= s.p.prepared.Load() {
 		name, _, ok := s.sst.stmts.RemoveOldest()
 		if !ok {
 			break

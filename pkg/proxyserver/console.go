@@ -58,6 +58,7 @@ func (s *Server) newConsole() *console.Console {
 			return nil
 		},
 		Reload:   s.Reload,
+		Set:      s.set,
 		Shutdown: s.shutdown,
 	}
 	return &console.Console{Source: src, Version: consoleVersion, Log: s.log}
@@ -203,10 +204,10 @@ func (s *Server) consoleUsers() []console.User {
 }
 
 // fixedAtStart are the settings a reload does not change.
-var fixedAtStart = map[string]bool{"listen": true, "pool_mode": true, "admin": true,
+var fixedAtStart = map[string]bool{"listen": true, "admin": true,
 	"unix_socket_dir": true, "unix_socket_mode": true, "unix_socket_group": true, "auth_type": true,
 	"console_database": true, "event_loop": true, "io_uring": true, "tcp_defer_accept": true, "pprof": true,
-	"log_level": true, "require_tls": true, "require_client_cert": true}
+	"log_level": true, "require_tls": true, "require_client_cert": true, "cache_unnamed": true, "client_login_timeout": true}
 
 // consoleConfig is every top-level setting by its config-file key, with
 // passwords in server URLs hidden. Defaults are not known here (they are

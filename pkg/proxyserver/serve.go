@@ -335,6 +335,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 		break
 	}
+	c, _ = s.get() // the drain time in force
 	log.Info("draining", "timeout", c.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
 	defer cancel()
@@ -362,6 +363,12 @@ func (s *Server) reload() error {
 			return err
 		}
 	}
+	return s.apply(nc)
+}
+
+// apply makes nc (checked) the configuration in force, reading the files
+// it names again; on error the old one stays.
+func (s *Server) apply(nc Config) error {
 	nu, err := loadUsers(nc.AuthFile)
 	if err != nil {
 		return err
@@ -412,6 +419,7 @@ func (s *Server) reload() error {
 	if serversChanged || nc.AuthUser != prev.AuthUser || nc.AuthQuery != prev.AuthQuery || nc.AuthDatabase != prev.AuthDatabase {
 		s.authq.forget()
 	}
+	s.proxy.SetLimits(nc.MaxClients, nc.PreparedPerServer)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cas != nil {

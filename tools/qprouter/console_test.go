@@ -214,7 +214,15 @@ func TestConsole(t *testing.T) {
 			if err := app.QueryRow(bg, bigQuery).Scan(&big); err != nil {
 				t.Fatal(err)
 			}
-			after, otherAfter := stats(), statsOf("template1")
+			// The proxy counts a write once it returns, which may be after
+			// the client read it.
+			var otherAfter map[string]string
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				after, otherAfter = stats(), statsOf("template1")
+				if delta("total_sent") >= 100000 || time.Now().After(deadline) {
+					break
+				}
+			}
 			if delta("total_sent") < 100000 || delta("total_sent") > 101000 || delta("total_received") < len(bigQuery) || delta("total_received") > 1000 {
 				t.Errorf("bytes of a 100 kB answer: received %d, sent %d", delta("total_received"), delta("total_sent"))
 			}
@@ -301,7 +309,7 @@ func TestConsole(t *testing.T) {
 				"select 1":               "invalid command 'select 1', use SHOW HELP;",
 				"SHOW pools; SHOW lists": "invalid command 'SHOW pools; SHOW lists', use SHOW HELP;",
 				"PAUSE nosuch":           `no pool of database "nosuch" (qprouter pauses the pools a database has)`,
-				"SUSPEND":                "SUSPEND is not supported by qprouter's console (supported: SHOW, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
+				"SUSPEND":                "SUSPEND is not supported by qprouter's console (supported: SHOW, SET, PAUSE, RESUME, KILL, KILL_CLIENT, DISABLE, ENABLE, RECONNECT, WAIT_CLOSE, RELOAD, SHUTDOWN)",
 			} {
 				if _, msg := consoleErr(t, boss, sql); msg != want {
 					t.Errorf("%s: %q, want %q", sql, msg, want)
@@ -755,5 +763,90 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s after 10 s", what)
 		}
+	}
+}
+
+// SET changes a setting in place, by PgBouncer's name and units or by
+// qprouter's key, until a RELOAD reads the config file again; a setting
+// fixed at start, an unknown one and a bad value are refused.
+func TestConsoleSet(t *testing.T) {
+	c := pgtest.Shared(t)
+	bg := context.Background()
+	cfgPath := filepath.Join(t.TempDir(), "qprouter.toml")
+	write(t, cfgPath, fmt.Sprintf("server_url = %q\npool_mode = \"transaction\"\npool_size = 2\nadmin_users = [\"boss\"]\n", c.URL()))
+	addr, _, stop := startWithHUP(t, "--config", cfgPath)
+	defer stop()
+	boss, err := pgconn.Connect(bg, "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer boss.Close(bg)
+	exec := func(sql string) error { _, err := boss.Exec(bg, sql).ReadAll(); return err }
+	config := func(key string) string {
+		t.Helper()
+		_, rows := consoleRows(t, boss, "SHOW CONFIG")
+		if r := find(rows, "key", key); r != nil {
+			return r["value"]
+		}
+		return "(none)"
+	}
+	for _, q := range []string{"SET default_pool_size = 5", "set query_wait_timeout to '1.5'", "SET client_idle_timeout = 2m"} {
+		if err := exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if got := []string{config("pool_size"), config("default_pool_size"), config("acquire_timeout"), config("client_idle_timeout")}; !slices.Equal(got, []string{"5", "5", "1.5s", "2m0s"}) {
+		t.Errorf("SHOW CONFIG after SET: pool_size, default_pool_size, acquire_timeout, client_idle_timeout = %v", got)
+	}
+
+	// max_client_conn applies to the next logins.
+	url := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
+	if err := exec("SET max_client_conn = 2"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		cn, err := pgx.Connect(bg, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cn.Close(bg)
+	}
+	if cn, err := pgx.Connect(bg, url); err == nil || !strings.Contains(err.Error(), "too many clients (max 2)") {
+		t.Errorf("a third client with max_client_conn = 2: %v", err)
+		if err == nil {
+			cn.Close(bg)
+		}
+	}
+	if err := exec("SET max_client_conn = 0"); err != nil {
+		t.Fatal(err)
+	}
+	cn, err := pgx.Connect(bg, url)
+	if err != nil {
+		t.Fatalf("a third client with max_client_conn = 0: %v", err)
+	}
+	cn.Close(bg)
+
+	for q, want := range map[string]string{
+		"SET listen = '127.0.0.1:1'":     "SET listen: listen changes only at a restart",
+		"SET nosuch = 1":                 `SET nosuch: unknown setting "nosuch" (SHOW CONFIG lists them)`,
+		"SET default_pool_size = many":   "SET default_pool_size: default_pool_size = many: want a whole number from 1",
+		"SET pool_size = 0":              "SET pool_size: --pool-size 0: want at least 1",
+		"SET databases = x":              "SET databases: databases is a table: it changes through the config file (then RELOAD)",
+		"SET health_check_after = later": "SET health_check_after: health_check_after = later: want a duration (30s, 1m) or seconds",
+	} {
+		var pe *pgconn.PgError
+		if err := exec(q); !errors.As(err, &pe) || pe.Message != want {
+			t.Errorf("%s: %v, want %q", q, err, want)
+		}
+	}
+	if got := config("pool_size"); got != "5" {
+		t.Errorf("pool_size after refused SETs: %s, want 5", got)
+	}
+	// RELOAD reads the file again: its values win.
+	if err := exec("RELOAD"); err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{config("pool_size"), config("client_idle_timeout")}; !slices.Equal(got, []string{"2", "0s"}) {
+		t.Errorf("after RELOAD: pool_size, client_idle_timeout = %v, want the file's 2 and the default 0s", got)
 	}
 }

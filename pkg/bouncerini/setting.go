@@ -1,0 +1,42 @@
+// One [pgbouncer] setting on its own, for the admin console's SET.
+
+package bouncerini
+
+// Setting maps one [pgbouncer] key and value, as PgBouncer's console SET
+// takes them (its names and units: seconds, 0 for "never"), to the
+// qprouter setting they mean: its config key and value in flag syntax.
+// known is false for a key that maps to no qprouter setting of its own
+// (unknown to PgBouncer's section, ignored by qprouter, or part of the
+// server URL); err is a value qprouter refuses.
+func Setting(key, value string) (to, v string, known bool, err error) {
+	base := mapOne(nil)
+	one := mapOne(map[string]string{key: value})
+	for k, e := range one.Errors {
+		if base.Errors[k] == nil {
+			return k, "", true, e
+		}
+	}
+	changed := ""
+	for k, val := range one.Values {
+		if bv, ok := base.Values[k]; !ok || bv != val {
+			if changed != "" {
+				return "", "", false, nil // several settings: not one of its own
+			}
+			changed = k
+		}
+	}
+	if changed == "" {
+		return "", "", false, nil
+	}
+	return changed, one.Values[changed], true, nil
+}
+
+// mapOne maps a [pgbouncer] section of kv alone.
+func mapOne(kv map[string]string) *Settings {
+	m := &mapper{s: &Settings{Values: map[string]string{}, Errors: map[string]error{}, Pools: map[string]map[string]string{}}}
+	if kv == nil {
+		kv = map[string]string{}
+	}
+	m.pgbouncer(kv)
+	return m.s
+}

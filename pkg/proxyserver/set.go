@@ -1,0 +1,124 @@
+// The admin console's SET: one setting changed in place.
+
+package proxyserver
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpkit/qpkit/pkg/bouncerini"
+)
+
+// set is the console's SET key = value. key is a [pgbouncer] setting by
+// PgBouncer's name and in its units (seconds; 0 for never), as
+// PgBouncer's SET takes it, or else a qprouter config key in flag syntax
+// ("30s"; a bare number of seconds also does; a key both have takes
+// either). The configuration in force
+// changes as a reload would change it, without reading the config file;
+// the next reload reads the file again and its values win, as after
+// PgBouncer's SET.
+func (s *Server) set(key, value string) error {
+	to, v, known, err := bouncerini.Setting(key, value)
+	switch {
+	case err != nil && isConfigKey(key):
+		to, v = key, value // qprouter's syntax ("2m"), or its error
+	case err != nil:
+		return err
+	case !known:
+		to, v = key, value
+	}
+	if fixedAtStart[to] {
+		return fmt.Errorf("%s changes only at a restart", key)
+	}
+	c, _ := s.get()
+	if err := setField(&c, to, v); err != nil {
+		return err
+	}
+	if err := c.Check(); err != nil {
+		return err
+	}
+	if err := s.apply(c); err != nil {
+		return err
+	}
+	s.proxy.Reconfigure()
+	if to == "server_url" {
+		v = redact(v)
+	}
+	s.log.Info("console: SET", "key", to, "value", v)
+	return nil
+}
+
+// isConfigKey reports whether key is a config key of a Config field.
+func isConfigKey(key string) bool {
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// setField sets c's field whose config key is key from value in flag
+// syntax.
+func setField(c *Config, key, value string) error {
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		if k, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ","); k != key {
+			continue
+		}
+		f := v.Field(i)
+		switch {
+		case f.Type() == reflect.TypeFor[time.Duration]():
+			d, err := time.ParseDuration(value)
+			if err != nil {
+				secs, ferr := strconv.ParseFloat(value, 64)
+				if ferr != nil || secs < 0 {
+					return fmt.Errorf("%s = %s: want a duration (30s, 1m) or seconds", key, value)
+				}
+				d = time.Duration(secs * float64(time.Second))
+			}
+			f.SetInt(int64(d))
+		case f.Kind() == reflect.String:
+			f.SetString(value)
+		case f.Kind() == reflect.Int:
+			n, err := strconv.ParseInt(value, 0, 32)
+			if err != nil {
+				return fmt.Errorf("%s = %s: want a whole number", key, value)
+			}
+			f.SetInt(n)
+		case f.Kind() == reflect.Bool:
+			b, ok := parseBool(value)
+			if !ok {
+				return fmt.Errorf("%s = %s: want on or off", key, value)
+			}
+			f.SetBool(b)
+		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+			var names []string
+			for _, n := range strings.Split(value, ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					names = append(names, n)
+				}
+			}
+			f.Set(reflect.ValueOf(names))
+		default:
+			return fmt.Errorf("%s is a table: it changes through the config file (then RELOAD)", key)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown setting %q (SHOW CONFIG lists them)", key)
+}
+
+// parseBool reads on/off, true/false, yes/no and 1/0.
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(s) {
+	case "on", "true", "yes", "1":
+		return true, true
+	case "off", "false", "no", "0":
+		return false, true
+	}
+	return false, false
+}

@@ -129,7 +129,7 @@ func clientRows(clients []Client) [][]any {
 			tls = "TLS"
 		}
 		rows = append(rows, []any{"C", c.User, c.Database, c.State, addr, port, laddr, lport, stamp(c.ConnectTime),
-			null{}, null{}, null{}, 0, clientPtr(c.ID), link, 0, tls, c.ApplicationName})
+			null{}, int64(c.Wait / time.Second), int64(c.Wait % time.Second / time.Microsecond), 0, clientPtr(c.ID), link, 0, tls, c.ApplicationName})
 	}
 	return rows
 }

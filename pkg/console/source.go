@@ -52,7 +52,8 @@ type Client struct {
 	State           string // "active" or "waiting"
 	Addr, LocalAddr string // host:port; "" unknown (a Unix socket)
 	ConnectTime     time.Time
-	ServerPID       uint32 // the server connection linked to it; 0 none
+	ServerPID       uint32        // the server connection linked to it; 0 none
+	Wait            time.Duration // how long it has waited for a server so far (0 when not waiting)
 	TLS             bool
 	ApplicationName string
 }

@@ -359,7 +359,7 @@ func (s *session) waitServer(pl *pool.Pool) bool {
 	s.lp.waitCh, s.lp.waitPool, s.lp.waitStart = ch, pl, time.Now()
 	s.lp.waitTimer = time.AfterFunc(pl.Config().AcquireTimeout, func() { loop.Post(s.onLoop(func() { s.onWaitTimeout(ch) })) })
 	s.mu.Lock()
-	s.waiting = true
+	s.waiting, s.waitSince = true, s.lp.waitStart
 	s.mu.Unlock()
 	return true
 }

@@ -667,8 +667,9 @@ type ClientStat struct {
 	ServerPID            uint32 // 0 without a server connection
 	Pinned               bool
 	ConnectedSince       time.Time
-	LocalAddr            string // the proxy's end ("" on a Unix socket)
-	KeyPID               uint32 // the process ID of its synthetic cancel key: unique among clients
+	LocalAddr            string    // the proxy's end ("" on a Unix socket)
+	KeyPID               uint32    // the process ID of its synthetic cancel key: unique among clients
+	WaitingSince         time.Time // when it began waiting for a server (zero when not waiting)
 }
 
 // Clients returns every connected client's state.

@@ -144,6 +144,7 @@ type session struct {
 	pinned    bool
 	txStatus  byte
 	waiting   bool
+	waitSince time.Time // when waiting began
 	ending    bool
 	killed    *clientError  // a client timeout that ends the session (idle.go)
 	stopClean bool          // the server's answers stopped on a message boundary
@@ -348,6 +349,7 @@ func (s *session) stat() ClientStat {
 	switch {
 	case s.waiting:
 		st.State = "waiting"
+		st.WaitingSince = s.waitSince
 	case len(s.queue) > 0 || s.txStatus != 'I':
 		st.State = "active"
 	}
@@ -540,15 +542,15 @@ func sqlstateOf(err error) string {
 
 // acquire gets a server connection, honouring Pause, and reports the wait.
 func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
+	t0 := time.Now()
 	s.mu.Lock()
-	s.waiting = true
+	s.waiting, s.waitSince = true, t0
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.waiting = false
 		s.mu.Unlock()
 	}()
-	t0 := time.Now()
 	if err := s.p.waitResumed(context.Background(), pl); err != nil {
 		return nil, err
 	}

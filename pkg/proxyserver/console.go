@@ -51,7 +51,7 @@ func (s *Server) newConsole() *console.Console {
 			return nil
 		},
 		KillClient: func(id uint32) error {
-			if !s.proxy.KillClient(id) {
+			if !s.proxy.KillClient(id) && !s.admins.kill(id) {
 				return fmt.Errorf("no client 0x%08x", id)
 			}
 			s.log.Info("console: killed a client", "ptr", fmt.Sprintf("0x%08x", id))
@@ -76,6 +76,10 @@ func (s *Server) serveConsole(ctx context.Context, cl *pgwire.Client) {
 	case slices.Contains(c.StatsUsers, user):
 		role = console.StatsOnly
 	}
+	if role != console.NoAccess {
+		s.admins.add(cl)
+		defer s.admins.remove(cl)
+	}
 	s.console.Serve(ctx, cl, role)
 }
 
@@ -94,6 +98,11 @@ func (s *Server) consolePools() []console.Pool {
 		out = append(out, console.Pool{Database: p.Database, User: p.User, ClientsActive: max(0, p.Clients-w),
 			ClientsWaiting: w, ServersActive: p.Active, ServersIdle: p.Idle, MaxWait: p.MaxWait, Mode: p.Mode})
 	}
+	if n := len(s.admins.list()); n > 0 {
+		// As PgBouncer lists its admin console: a pool of its own.
+		db := s.opts.Config.ConsoleDatabase
+		out = append(out, console.Pool{Database: db, User: db, ClientsActive: n, Mode: "statement"})
+	}
 	return out
 }
 
@@ -104,8 +113,23 @@ func (s *Server) consoleClients() []console.Client {
 		if c.State == "waiting" {
 			state = "waiting"
 		}
+		var wait time.Duration
+		if !c.WaitingSince.IsZero() {
+			wait = time.Since(c.WaitingSince)
+		}
 		out = append(out, console.Client{ID: c.KeyPID, User: c.User, Database: c.Database, State: state, Addr: c.Addr,
-			LocalAddr: c.LocalAddr, ConnectTime: c.ConnectedSince, ServerPID: c.ServerPID, TLS: c.TLS, ApplicationName: c.Application})
+			LocalAddr: c.LocalAddr, ConnectTime: c.ConnectedSince, ServerPID: c.ServerPID, TLS: c.TLS, ApplicationName: c.Application,
+			Wait: wait})
+	}
+	db := s.opts.Config.ConsoleDatabase
+	for _, a := range s.admins.list() {
+		c := console.Client{ID: a.cl.Key.PID, User: a.cl.Startup.Params["user"], Database: db, State: "active",
+			Addr: a.cl.Conn.RemoteAddr().String(), ConnectTime: a.since, TLS: a.cl.Startup.TLS,
+			ApplicationName: a.cl.Startup.Params["application_name"]}
+		if la := a.cl.Conn.LocalAddr(); la != nil && la.Network() == "tcp" {
+			c.LocalAddr = la.String()
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -210,10 +234,37 @@ var fixedAtStart = map[string]bool{"listen": true, "admin": true,
 	"log_level": true, "require_tls": true, "require_client_cert": true, "cache_unnamed": true, "client_login_timeout": true}
 
 // consoleConfig is every top-level setting by its config-file key, with
-// passwords in server URLs hidden. Defaults are not known here (they are
-// the command line's): the column is empty.
+// passwords in server URLs hidden, and its default (Options.Defaults).
 func (s *Server) consoleConfig() []console.Setting {
 	c, _ := s.get()
+	var dc Config
+	for k, v := range s.opts.Defaults {
+		setField(&dc, k, v) // the command line's own defaults: valid
+	}
+	shown := s.opts.Defaults != nil
+	cur, def := settingValues(c), settingValues(dc)
+	out := make([]console.Setting, 0, len(cur))
+	for i, kv := range cur {
+		kv.Changeable = !fixedAtStart[kv.Key]
+		if shown {
+			kv.Default = def[i].Value
+		}
+		out = append(out, kv)
+	}
+	bdef := bouncerSettings(dc)
+	for i, b := range bouncerSettings(c) {
+		if shown {
+			b.Default = bdef[i].Value
+		}
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// settingValues are c's top-level settings (tables left out) by config
+// key, in field order, as SHOW CONFIG shows them.
+func settingValues(c Config) []console.Setting {
 	v := reflect.ValueOf(c)
 	t := v.Type()
 	var out []console.Setting
@@ -234,10 +285,8 @@ func (s *Server) consoleConfig() []console.Setting {
 		if key == "server_url" {
 			val = redact(val)
 		}
-		out = append(out, console.Setting{Key: key, Value: val, Changeable: !fixedAtStart[key]})
+		out = append(out, console.Setting{Key: key, Value: val})
 	}
-	out = append(out, bouncerSettings(c)...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
 

@@ -42,6 +42,9 @@ type Options struct {
 	// and Listen, Admin, the unix socket settings and AuthType keep their
 	// first values.
 	Load func() (Config, error)
+	// Defaults are the settings' defaults by config key, in flag syntax
+	// ("10m"), for the admin console's SHOW CONFIG (nil: not shown).
+	Defaults map[string]string
 	// Logs receives the text log (nil: discarded).
 	Logs io.Writer
 	// Hup reloads at each receive (SIGHUP); nil never does.
@@ -75,6 +78,7 @@ type Server struct {
 
 	console *console.Console   // nil: no admin console (Config.consoleOn)
 	stats   *consoleStats      // the console's counters, with it
+	admins  consoleClients     // the console's own clients, for its listings
 	stop    context.CancelFunc // ends Serve (the console's SHUTDOWN); set by Serve
 }
 

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -153,6 +155,20 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 	return cfg, notes, false, 0, cfg.Check()
 }
 
+// defaults are the flags' defaults by config key (proxyserver.Config's
+// field of the same position), for the admin console's SHOW CONFIG.
+func defaults() map[string]string {
+	st, ct := reflect.TypeFor[settings](), reflect.TypeFor[proxyserver.Config]()
+	out := map[string]string{}
+	for i := range st.NumField() {
+		key, _, _ := strings.Cut(ct.Field(i).Tag.Get("toml"), ",")
+		if d, ok := st.Field(i).Tag.Lookup("default"); ok && key != "" {
+			out[key] = d
+		}
+	}
+	return out
+}
+
 // readTables reads the per-pool settings and the database servers of the
 // config file at path.
 func readTables(path string) (map[string]proxyserver.PoolSettings, map[string]string, error) {
@@ -190,10 +206,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 			nc, _, _, _, err := parse(args, io.Discard, io.Discard)
 			return nc, err
 		},
-		Notes: notes,
-		Logs:  stderr,
-		Hup:   hup,
-		Ready: ready,
+		Notes:    notes,
+		Defaults: defaults(),
+		Logs:     stderr,
+		Hup:      hup,
+		Ready:    ready,
 	})
 	var ce *proxyserver.ConfigError
 	switch {

@@ -128,6 +128,10 @@ func TestConsole(t *testing.T) {
 			if p == nil || p["user"] != "postgres" || p["pool_mode"] != mode || p["cl_active"] != "1" || p["cl_waiting"] != "0" {
 				t.Errorf("SHOW POOLS: %v", pools)
 			}
+			// The console's own clients: a pool of their own, as PgBouncer's.
+			if a := find(pools, "database", "pgbouncer"); a == nil || a["user"] != "pgbouncer" || a["cl_active"] != "1" || a["pool_mode"] != "statement" {
+				t.Errorf("SHOW POOLS: no console pool with one client: %v", pools)
+			}
 			if mode == "transaction" && (p["sv_idle"] != "1" || p["sv_active"] != "0") {
 				t.Errorf("transaction mode, no transaction: want one idle server, got %v", p)
 			}
@@ -143,6 +147,9 @@ func TestConsole(t *testing.T) {
 			if cl == nil || cl["type"] != "C" || cl["user"] != "postgres" || cl["database"] != "postgres" || cl["addr"] != "127.0.0.1" ||
 				cl["local_port"] != addr[strings.LastIndex(addr, ":")+1:] || cl["state"] != "active" {
 				t.Errorf("SHOW CLIENTS: %v", clients)
+			}
+			if a := find(clients, "user", "boss"); a == nil || a["database"] != "pgbouncer" || a["state"] != "active" || a["application_name"] != "console-test" || a["link"] != "" {
+				t.Errorf("SHOW CLIENTS: no console client: %v", clients)
 			}
 			cols, servers := consoleRows(t, boss, "SHOW SERVERS")
 			if !slices.Equal(cols, pgbSocketColumns) {
@@ -273,6 +280,13 @@ func TestConsole(t *testing.T) {
 				if p := find(pools, "database", "postgres"); p["cl_waiting"] != "1" || find(dbs, "name", "postgres")["paused"] != "1" {
 					t.Errorf("paused: pools %v, databases %v", pools, dbs)
 				}
+				_, clients := consoleRows(t, watcher, "SHOW CLIENTS")
+				a := find(clients, "application_name", "app-test")
+				s, _ := strconv.Atoi(a["wait"])
+				us, _ := strconv.Atoi(a["wait_us"])
+				if a["state"] != "waiting" || s*1000000+us < 300000 || us >= 1000000 {
+					t.Errorf("SHOW CLIENTS: the client held by PAUSE for over 300 ms: %v", a)
+				}
 				if _, err := boss.Exec(bg, "RESUME postgres").ReadAll(); err != nil {
 					t.Fatal(err)
 				}
@@ -332,17 +346,26 @@ func TestConsole(t *testing.T) {
 				t.Errorf("RELOAD: %v %v", res, err)
 			}
 			_, conf := consoleRows(t, viewer, "SHOW CONFIG")
-			if r := find(conf, "key", "pool_size"); r == nil || r["value"] != "2" || r["changeable"] != "yes" {
+			if r := find(conf, "key", "pool_size"); r == nil || r["value"] != "2" || r["default"] != "20" || r["changeable"] != "yes" {
 				t.Errorf("SHOW CONFIG pool_size: %v", r)
 			}
-			if r := find(conf, "key", "default_pool_size"); r == nil || r["value"] != "2" { // PgBouncer's name
+			if r := find(conf, "key", "default_pool_size"); r == nil || r["value"] != "2" || r["default"] != "20" { // PgBouncer's name
 				t.Errorf("SHOW CONFIG default_pool_size: %v", r)
 			}
-			if r := find(conf, "key", "query_wait_timeout"); r == nil || r["value"] != "30" { // --acquire-timeout 30s, in seconds
+			if r := find(conf, "key", "query_wait_timeout"); r == nil || r["value"] != "30" || r["default"] != "5" { // --acquire-timeout 30s, in seconds
 				t.Errorf("SHOW CONFIG query_wait_timeout: %v", r)
 			}
+			if r := find(conf, "key", "idle_timeout"); r == nil || r["value"] != "10m0s" || r["default"] != "10m0s" || r["changeable"] != "yes" {
+				t.Errorf("SHOW CONFIG idle_timeout: %v", r)
+			}
+			if r := find(conf, "key", "listen"); r == nil || r["default"] != "127.0.0.1:6432" || r["changeable"] != "no" {
+				t.Errorf("SHOW CONFIG listen: %v", r)
+			}
+			if r := find(conf, "key", "server_round_robin"); r == nil || r["value"] != "false" || r["default"] != "false" {
+				t.Errorf("SHOW CONFIG server_round_robin: %v", r)
+			}
 			_, lists := consoleRows(t, viewer, "show lists")
-			if l := find(lists, "list", "pools"); l == nil || l["items"] != "2" { // postgres and template1
+			if l := find(lists, "list", "pools"); l == nil || l["items"] != "3" { // postgres, template1 and the console's
 				t.Errorf("SHOW LISTS: %v", lists)
 			}
 
@@ -751,6 +774,24 @@ func TestConsoleKillClient(t *testing.T) {
 			_, err = boss.Exec(bg, "KILL_CLIENT "+v["ptr"]).ReadAll()
 			if err == nil || !strings.Contains(err.Error(), "no client "+v["ptr"]) {
 				t.Errorf("KILL_CLIENT of a client gone: %v", err)
+			}
+
+			// A console client too.
+			other, err := pgconn.Connect(bg, "postgres://boss@"+addr+"/pgbouncer?sslmode=disable&application_name=kill-console")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close(bg)
+			_, clients = consoleRows(t, boss, "SHOW CLIENTS")
+			oc := find(clients, "application_name", "kill-console")
+			if oc == nil {
+				t.Fatalf("no console client in SHOW CLIENTS: %v", clients)
+			}
+			if _, err := boss.Exec(bg, "KILL_CLIENT "+oc["ptr"]).ReadAll(); err != nil {
+				t.Fatalf("KILL_CLIENT of a console client: %v", err)
+			}
+			if _, err := other.Exec(bg, "SHOW VERSION").ReadAll(); err == nil {
+				t.Error("the killed console client still runs commands")
 			}
 		})
 	}

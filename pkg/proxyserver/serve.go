@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -440,11 +441,30 @@ func (s *Server) apply(nc Config) error {
 			s.log.Info("reload: the event loop starts only at start; transaction-mode clients are served by goroutines until a restart")
 		}
 	}
-	nc.Listen, nc.Admin = old.Listen, old.Admin
-	nc.UnixSocketDir, nc.UnixSocketMode, nc.UnixSocketGroup = old.UnixSocketDir, old.UnixSocketMode, old.UnixSocketGroup
-	nc.AuthType = old.AuthType // the methods are set up at start
+	for _, key := range keepFixed(old, &nc) {
+		s.log.Warn("reload: this setting changes only at a restart; it stays as it was", "key", key)
+	}
 	s.cfg, s.users, s.hba = nc, nu, nh
 	return nil
+}
+
+// keepFixed gives nc old's values of the settings fixed at start (the
+// listener, the auth methods, the event loop, ...), so that what SHOW
+// CONFIG shows is what is in force, and returns the keys nc would have
+// changed.
+func keepFixed(old Config, nc *Config) (changed []string) {
+	ov, nv := reflect.ValueOf(old), reflect.ValueOf(nc).Elem()
+	for i := range ov.NumField() {
+		key, _, _ := strings.Cut(ov.Type().Field(i).Tag.Get("toml"), ",")
+		if !fixedAtStart[key] {
+			continue
+		}
+		if !reflect.DeepEqual(ov.Field(i).Interface(), nv.Field(i).Interface()) {
+			changed = append(changed, key)
+			nv.Field(i).Set(ov.Field(i))
+		}
+	}
+	return changed
 }
 
 func (s *Server) get() (Config, map[string]pgwire.Credential) {

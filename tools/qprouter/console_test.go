@@ -815,7 +815,7 @@ func TestConsoleSet(t *testing.T) {
 	bg := context.Background()
 	cfgPath := filepath.Join(t.TempDir(), "qprouter.toml")
 	write(t, cfgPath, fmt.Sprintf("server_url = %q\npool_mode = \"transaction\"\npool_size = 2\nadmin_users = [\"boss\"]\n", c.URL()))
-	addr, _, stop := startWithHUP(t, "--config", cfgPath)
+	addr, reload, stop := startWithHUP(t, "--config", cfgPath)
 	defer stop()
 	boss, err := pgconn.Connect(bg, "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
 	if err != nil {
@@ -889,5 +889,13 @@ func TestConsoleSet(t *testing.T) {
 	}
 	if got := []string{config("pool_size"), config("client_idle_timeout")}; !slices.Equal(got, []string{"2", "0s"}) {
 		t.Errorf("after RELOAD: pool_size, client_idle_timeout = %v, want the file's 2 and the default 0s", got)
+	}
+	// A reload leaves the settings fixed at start as they are, and says so.
+	write(t, cfgPath, fmt.Sprintf("server_url = %q\npool_mode = \"transaction\"\npool_size = 3\nadmin_users = [\"boss\"]\ncache_unnamed = true\n", c.URL()))
+	if logs := reload("msg=reloaded"); !strings.Contains(logs, `changes only at a restart; it stays as it was" key=cache_unnamed`) {
+		t.Errorf("no warning for cache_unnamed at a reload:\n%s", logs)
+	}
+	if got := []string{config("pool_size"), config("cache_unnamed")}; !slices.Equal(got, []string{"3", "false"}) {
+		t.Errorf("after a reload changing cache_unnamed: pool_size, cache_unnamed = %v, want 3 and false", got)
 	}
 }

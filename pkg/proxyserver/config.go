@@ -78,6 +78,13 @@ type Config struct {
 	Pools map[string]PoolSettings `toml:"pools"`
 }
 
+// fixedAtStart are the settings set up at start: a reload keeps their
+// values (keepFixed) and the console's SET refuses them.
+var fixedAtStart = map[string]bool{"listen": true, "admin": true,
+	"unix_socket_dir": true, "unix_socket_mode": true, "unix_socket_group": true, "auth_type": true,
+	"console_database": true, "event_loop": true, "io_uring": true, "tcp_defer_accept": true, "pprof": true,
+	"log_level": true, "require_tls": true, "require_client_cert": true, "cache_unnamed": true, "client_login_timeout": true}
+
 // ConfigError is a problem with the settings or the files they name (auth
 // file, TLS certificate, server URL): the command line's fault, not the
 // server's. Error is Err's text.

@@ -227,12 +227,6 @@ func (s *Server) consoleUsers() []console.User {
 	return out
 }
 
-// fixedAtStart are the settings a reload does not change.
-var fixedAtStart = map[string]bool{"listen": true, "admin": true,
-	"unix_socket_dir": true, "unix_socket_mode": true, "unix_socket_group": true, "auth_type": true,
-	"console_database": true, "event_loop": true, "io_uring": true, "tcp_defer_accept": true, "pprof": true,
-	"log_level": true, "require_tls": true, "require_client_cert": true, "cache_unnamed": true, "client_login_timeout": true}
-
 // consoleConfig is every top-level setting by its config-file key, with
 // passwords in server URLs hidden, and its default (Options.Defaults).
 func (s *Server) consoleConfig() []console.Setting {

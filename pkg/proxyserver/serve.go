@@ -77,10 +77,13 @@ type Server struct {
 	cert  *pgwire.Certificate           // nil: no client TLS
 	cas   atomic.Pointer[x509.CertPool] // --tls-ca-file's CAs, read again at a reload; nil: none
 
-	console *console.Console   // nil: no admin console (Config.consoleOn)
-	stats   *consoleStats      // the console's counters, with it
-	admins  consoleClients     // the console's own clients, for its listings
-	stop    context.CancelFunc // ends Serve (the console's SHUTDOWN); set by Serve
+	console *console.Console // nil: no admin console (Config.consoleOn)
+	stats   *consoleStats    // the console's counters, with it
+	admins  consoleClients   // the console's own clients, for its listings
+	// changing serializes reloads and the console's SETs: each reads the
+	// configuration in force and applies a new one.
+	changing sync.Mutex
+	stop     context.CancelFunc // ends Serve (the console's SHUTDOWN); set by Serve
 }
 
 // Serve runs a Server from opts until ctx ends, then drains for
@@ -358,6 +361,8 @@ func (s *Server) Serve(ctx context.Context) error {
 // reload is the proxy's Options.Reload: the listen address, server, mode
 // and admin address stay as they were.
 func (s *Server) reload() error {
+	s.changing.Lock()
+	defer s.changing.Unlock()
 	nc := s.opts.Config
 	if s.opts.Load != nil {
 		var err error

@@ -16,11 +16,12 @@ import (
 // PgBouncer's name and in its units (seconds; 0 for never), as
 // PgBouncer's SET takes it, or else a qprouter config key in flag syntax
 // ("30s"; a bare number of seconds also does; a key both have takes
-// either). The configuration in force
-// changes as a reload would change it, without reading the config file;
-// the next reload reads the file again and its values win, as after
-// PgBouncer's SET.
+// either). The configuration in force changes as a reload would change
+// it, without reading the config file; the next reload reads the file
+// again and its values win, as after PgBouncer's SET.
 func (s *Server) set(key, value string) error {
+	s.changing.Lock()
+	defer s.changing.Unlock()
 	to, v, known, err := bouncerini.Setting(key, value)
 	switch {
 	case err != nil && isConfigKey(key):

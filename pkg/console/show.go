@@ -27,7 +27,7 @@ type null struct{}
 // help is SHOW HELP's notice detail: the commands qprouter's console runs.
 const help = `
 	SHOW HELP|CONFIG|DATABASES|POOLS|CLIENTS|SERVERS|USERS|VERSION
-	SHOW LISTS|STATS|STATS_TOTALS|STATS_AVERAGES|TOTALS
+	SHOW LISTS|STATS|STATS_TOTALS|STATS_AVERAGES|TOTALS|STATE
 	SET key = arg
 	PAUSE [<db>]
 	RESUME [<db>]
@@ -79,7 +79,13 @@ func (s *session) show(q, item string) {
 		s.table(totalsColumns, totalsRows(src.Stats(), true))
 	case "TOTALS":
 		s.table([]column{{"name", typText}, {"value", typNumeric}}, grandTotals(src.Stats()))
-	case "MEM", "FDS", "SOCKETS", "ACTIVE_SOCKETS", "DNS_HOSTS", "DNS_ZONES", "STATE":
+	case "STATE":
+		// PgBouncer's: active unless paused (or suspended, which qprouter
+		// never is); paused by a PAUSE of every pool.
+		paused := src.Paused()
+		s.table([]column{{"key", typText}, {"value", typText}},
+			[][]any{{"active", yesNo(!paused)}, {"paused", yesNo(paused)}, {"suspended", "no"}})
+	case "MEM", "FDS", "SOCKETS", "ACTIVE_SOCKETS", "DNS_HOSTS", "DNS_ZONES":
 		s.fail("0A000", fmt.Sprintf("SHOW %s is not supported by qprouter's console", item))
 	default:
 		s.invalid(q)

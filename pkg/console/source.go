@@ -12,6 +12,9 @@ type Source struct {
 	Users     func() []User
 	Config    func() []Setting
 	Stats     func() []Stats
+	// Paused reports whether every pool is paused (PAUSE without a
+	// database).
+	Paused func() bool
 	// Pause stops handing out server connections to the pools of database
 	// ("" every pool); Resume undoes it. An unknown database is an error
 	// naming it.

@@ -57,6 +57,7 @@ func (s *Server) newConsole() *console.Console {
 			s.log.Info("console: killed a client", "ptr", fmt.Sprintf("0x%08x", id))
 			return nil
 		},
+		Paused:   func() bool { return s.proxy.Paused() },
 		Reload:   s.Reload,
 		Set:      s.set,
 		Shutdown: s.shutdown,

@@ -238,6 +238,21 @@ func TestConsole(t *testing.T) {
 			}
 			other.Close(bg)
 
+			state := func() string {
+				cols, rows := consoleRows(t, boss, "SHOW STATE")
+				var kv []string
+				for _, r := range rows {
+					kv = append(kv, r["key"]+"="+r["value"])
+				}
+				if !slices.Equal(cols, []string{"key:25", "value:25"}) {
+					t.Errorf("SHOW STATE columns %v", cols)
+				}
+				return strings.Join(kv, " ")
+			}
+			if got := state(); got != "active=yes paused=no suspended=no" {
+				t.Errorf("SHOW STATE: %s", got)
+			}
+
 			// PAUSE waits for the transaction under way, then holds new
 			// queries until RESUME.
 			tx, err = app.Begin(bg)
@@ -306,8 +321,23 @@ func TestConsole(t *testing.T) {
 				if err := <-paused; err != nil {
 					t.Fatalf("PAUSE: %v", err)
 				}
+				if got := state(); got != "active=yes paused=no suspended=no" { // one database paused: as PgBouncer's
+					t.Errorf("SHOW STATE after PAUSE postgres: %s", got)
+				}
 				if _, err := boss.Exec(bg, "RESUME").ReadAll(); err != nil {
 					t.Fatal(err)
+				}
+				if _, err := boss.Exec(bg, "PAUSE").ReadAll(); err != nil {
+					t.Fatal(err)
+				}
+				if got := state(); got != "active=no paused=yes suspended=no" {
+					t.Errorf("SHOW STATE after PAUSE: %s", got)
+				}
+				if _, err := boss.Exec(bg, "RESUME").ReadAll(); err != nil {
+					t.Fatal(err)
+				}
+				if got := state(); got != "active=yes paused=no suspended=no" {
+					t.Errorf("SHOW STATE after RESUME: %s", got)
 				}
 			}
 

@@ -861,13 +861,13 @@ func TestConsoleSet(t *testing.T) {
 		}
 		return "(none)"
 	}
-	for _, q := range []string{"SET default_pool_size = 5", "set query_wait_timeout to '1.5'", "SET client_idle_timeout = 2m"} {
+	for _, q := range []string{"SET default_pool_size = 5", "set query_wait_timeout to '1.5'", "SET client_idle_timeout = 2m", "SET pool_mode = Session"} {
 		if err := exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if got := []string{config("pool_size"), config("default_pool_size"), config("acquire_timeout"), config("client_idle_timeout")}; !slices.Equal(got, []string{"5", "5", "1.5s", "2m0s"}) {
-		t.Errorf("SHOW CONFIG after SET: pool_size, default_pool_size, acquire_timeout, client_idle_timeout = %v", got)
+	if got := []string{config("pool_size"), config("default_pool_size"), config("acquire_timeout"), config("client_idle_timeout"), config("pool_mode")}; !slices.Equal(got, []string{"5", "5", "1.5s", "2m0s", "session"}) {
+		t.Errorf("SHOW CONFIG after SET: pool_size, default_pool_size, acquire_timeout, client_idle_timeout, pool_mode = %v", got)
 	}
 
 	// max_client_conn applies to the next logins.

@@ -412,7 +412,11 @@ func (m *mapper) auth(get func(string) (string, bool)) {
 		// Every client over TLS with a certificate client_tls_ca_file
 		// verifies, the user its common name (Config.Check wants the CA).
 		m.set("auth_type", t)
-	case "any", "ldap", "pam":
+	case "any":
+		// No password; every [databases] entry must force a user
+		// (Config.Check says which does not).
+		m.set("auth_type", t)
+	case "ldap", "pam":
 		m.refuse("auth_file", "auth_type = %s is not supported by qprouter: use md5 or scram-sha-256 with auth_file (or give --auth-file)", typ)
 	default:
 		m.refuse("auth_file", "auth_type = %s: want trust, md5, scram-sha-256, plain, cert or hba", typ)

@@ -85,6 +85,29 @@ var fixedAtStart = map[string]bool{"listen": true, "admin": true,
 	"console_database": true, "event_loop": true, "io_uring": true, "tcp_defer_accept": true, "pprof": true,
 	"log_level": true, "require_tls": true, "require_client_cert": true, "cache_unnamed": true, "client_login_timeout": true}
 
+// checkAny refuses auth_type any (PgBouncer's: no password, the client's
+// user name ignored) unless every database logs in as a user of its own:
+// a [databases] entry with a user, and no server_url for the others,
+// which would serve each client as the user it names.
+func (c *Config) checkAny() error {
+	if c.AuthHBAFile != "" {
+		return errors.New("--auth-type any and --auth-hba-file: the rules choose the methods; give one")
+	}
+	if c.ServerURL != "" {
+		return errors.New("--auth-type any needs every database to log in as a user of its own ([databases] entries with a user); --server-url would serve other databases as whatever user a client names")
+	}
+	targets, err := route.NewTargets(c.ServerURL, c.Databases)
+	if err != nil {
+		return err
+	}
+	for _, name := range targets.Names() {
+		if tg, err := targets.For(name); err == nil && tg.User == "" {
+			return fmt.Errorf("--auth-type any needs every database to log in as a user of its own: [databases] %s has no user", name)
+		}
+	}
+	return nil
+}
+
 // ConfigError is a problem with the settings or the files they name (auth
 // file, TLS certificate, server URL): the command line's fault, not the
 // server's. Error is Err's text.
@@ -157,6 +180,10 @@ func (c *Config) Check() error {
 		if c.AuthFile == "" && c.AuthUser == "" {
 			return configError(fmt.Errorf("--auth-type %s needs --auth-file or --auth-user to take passwords from", c.AuthType))
 		}
+	case "any":
+		if err := c.checkAny(); err != nil {
+			return configError(err)
+		}
 	case "cert":
 		if c.AuthHBAFile != "" {
 			return configError(errors.New("--auth-type cert and --auth-hba-file: the rules choose the methods; give one (a hostssl ... cert line does the same)"))
@@ -165,7 +192,7 @@ func (c *Config) Check() error {
 			return configError(errors.New("--auth-type cert needs --tls-ca-file to verify client certificates with"))
 		}
 	default:
-		return configError(fmt.Errorf("--auth-type %q: want md5, scram-sha-256, plain or cert", c.AuthType))
+		return configError(fmt.Errorf("--auth-type %q: want md5, scram-sha-256, plain, cert or any", c.AuthType))
 	}
 	if c.AuthIdentFile != "" && c.AuthHBAFile == "" {
 		return configError(errors.New("--auth-ident-file needs --auth-hba-file, whose map= options name its maps"))

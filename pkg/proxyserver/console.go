@@ -72,6 +72,8 @@ func (s *Server) serveConsole(ctx context.Context, cl *pgwire.Client) {
 	user := cl.Startup.Params["user"]
 	role := console.NoAccess
 	switch {
+	case c.AuthType == "any": // as PgBouncer's: any user is an admin
+		role = console.Admin
 	case slices.Contains(c.AdminUsers, user):
 		role = console.Admin
 	case slices.Contains(c.StatsUsers, user):

@@ -299,7 +299,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		go hs.Serve(aln)
 		log.Info("admin API listening", "addr", aln.Addr().String())
 	}
-	if _, users := s.get(); users == nil && !s.lookupOn(c) && s.hba == nil && c.AuthType != "cert" {
+	if c.AuthType == "any" {
+		log.Warn("auth_type any: every client is trusted, and served as its database's user")
+	} else if _, users := s.get(); users == nil && !s.lookupOn(c) && s.hba == nil && c.AuthType != "cert" {
 		log.Warn("no --auth-file: every client is trusted")
 	}
 	if s.hba != nil {
@@ -501,6 +503,9 @@ func (s *Server) clientCaps(database, user string) (maxDB, maxUser int) {
 // credential is pgwire's Credentials: from the auth file, then from the
 // auth query; trust when there is neither.
 func (s *Server) credential(user, database string) (pgwire.Credential, error) {
+	if s.opts.Config.AuthType == "any" {
+		return pgwire.Credential{Method: pgwire.AuthTrust}, nil
+	}
 	c, users := s.get()
 	if cred, ok := users[user]; ok {
 		return cred, nil
@@ -529,6 +534,9 @@ func (s *Server) credential(user, database string) (pgwire.Credential, error) {
 // quickCredential is credential without the auth query, for the event
 // loop's handshake: false sends the client to credential on a goroutine.
 func (s *Server) quickCredential(user, database string) (pgwire.Credential, bool) {
+	if s.opts.Config.AuthType == "any" {
+		return pgwire.Credential{Method: pgwire.AuthTrust}, true
+	}
 	c, users := s.get()
 	if cred, ok := users[user]; ok {
 		return cred, true

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -188,4 +192,67 @@ func TestAuthType(t *testing.T) {
 			})
 		}
 	}
+}
+
+// auth_type any, as PgBouncer's: no password, every database served as a
+// user of its own whatever user the client names, and any user an admin
+// of the console; refused unless every database has its own user.
+func TestAuthTypeAny(t *testing.T) {
+	c := pgtest.Shared(t)
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS any_app", "CREATE ROLE any_app LOGIN")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "qprouter.toml")
+	users := filepath.Join(dir, "users.txt")
+	write(t, users, `"whoever" "a password nobody gives"`+"\n")
+	// An auth file does not bring passwords back, as in PgBouncer.
+	write(t, cfg, fmt.Sprintf("auth_type = \"any\"\nauth_file = %q\nadmin_users = [\"boss\"]\n[databases]\napp = \"postgres://any_app@127.0.0.1:%d/postgres\"\n", users, c.Port))
+	addr, _, stop := startWithHUP(t, "--config", cfg)
+	defer stop()
+	checkServedBy(t, "postgres://whoever@"+addr+"/app?sslmode=disable", "postgres", "any_app", c.Port)
+	var pe *pgconn.PgError
+	if _, err := pgconn.Connect(context.Background(), "postgres://whoever@"+addr+"/postgres?sslmode=disable"); !errors.As(err, &pe) || pe.Code != "3D000" {
+		t.Errorf("a database without an entry: %v, want 3D000", err)
+	}
+	cons, err := pgconn.Connect(context.Background(), "postgres://nobody@"+addr+"/pgbouncer?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close(context.Background())
+	for _, q := range []string{"PAUSE", "RESUME"} {
+		if _, err := cons.Exec(context.Background(), q).ReadAll(); err != nil {
+			t.Errorf("%s as a user not in admin_users: %v", q, err)
+		}
+	}
+
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--auth-type", "any", "--server-url", c.URL()}, "--auth-type any needs every database to log in as a user of its own"},
+		{[]string{"--auth-type", "any", "--config", writeConfig(t, dir, fmt.Sprintf("[databases]\nbare = \"postgres://127.0.0.1:%d/postgres\"\n", c.Port))},
+			"[databases] bare has no user"},
+	} {
+		var errb bytes.Buffer
+		if code := run(context.Background(), tc.args, io.Discard, &errb, nil, nil); code != exitUsage || !strings.Contains(errb.String(), tc.msg) {
+			t.Errorf("%v: exit %d, %q, want %q", tc.args, code, errb.String(), tc.msg)
+		}
+	}
+	// From a pgbouncer.ini.
+	ini := filepath.Join(dir, "pgbouncer.ini")
+	write(t, ini, fmt.Sprintf("[databases]\napp = host=127.0.0.1 port=%d dbname=postgres user=any_app\n[pgbouncer]\nauth_type = any\n", c.Port))
+	got, _, _, _, err := parse([]string{"--pgbouncer-ini", ini}, io.Discard, io.Discard)
+	if err != nil || got.AuthType != "any" {
+		t.Errorf("pgbouncer.ini with auth_type = any: %q, %v", got.AuthType, err)
+	}
+}
+
+// writeConfig writes text to a new config file in dir.
+func writeConfig(t *testing.T, dir, text string) string {
+	f, err := os.CreateTemp(dir, "*.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	write(t, f.Name(), text)
+	return f.Name()
 }

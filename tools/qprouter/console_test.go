@@ -759,16 +759,14 @@ func TestConsoleKillClient(t *testing.T) {
 			}
 			defer boss.Close(bg)
 
+			// The backend running the victim's query (in transaction mode
+			// not necessarily the one of its previous query).
 			var pid int
-			if err := victim.QueryRow(bg, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-				t.Fatal(err)
-			}
 			sleeping := make(chan error, 1)
-			go func() { _, err := victim.Exec(bg, "SELECT pg_sleep(60)"); sleeping <- err }()
+			go func() { _, err := victim.Exec(bg, "SELECT pg_sleep(60) -- kill-victim"); sleeping <- err }()
 			waitFor(t, "the victim's query running", func() bool {
-				var n int
-				keeper.QueryRow(bg, "SELECT count(*) FROM pg_stat_activity WHERE pid = $1 AND query LIKE 'SELECT pg_sleep%'", pid).Scan(&n)
-				return n == 1
+				keeper.QueryRow(bg, "SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60) -- kill-victim'").Scan(&pid)
+				return pid != 0
 			})
 			_, clients := consoleRows(t, boss, "SHOW CLIENTS")
 			v := find(clients, "application_name", "kill-victim")

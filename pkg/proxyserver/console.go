@@ -101,7 +101,7 @@ func (s *Server) consolePools() []console.Pool {
 		out = append(out, console.Pool{Database: p.Database, User: p.User, ClientsActive: max(0, p.Clients-w),
 			ClientsWaiting: w, ServersActive: p.Active, ServersIdle: p.Idle, MaxWait: p.MaxWait, Mode: p.Mode})
 	}
-	if n := len(s.admins.list()); n > 0 {
+	if n := s.admins.count(); n > 0 {
 		// As PgBouncer lists its admin console: a pool of its own.
 		db := s.opts.Config.ConsoleDatabase
 		out = append(out, console.Pool{Database: db, User: db, ClientsActive: n, Mode: "statement"})
@@ -234,10 +234,7 @@ func (s *Server) consoleUsers() []console.User {
 // passwords in server URLs hidden, and its default (Options.Defaults).
 func (s *Server) consoleConfig() []console.Setting {
 	c, _ := s.get()
-	var dc Config
-	for k, v := range s.opts.Defaults {
-		setField(&dc, k, v) // the command line's own defaults: valid
-	}
+	dc := s.defaults
 	shown := s.opts.Defaults != nil
 	cur, def := settingValues(c), settingValues(dc)
 	out := make([]console.Setting, 0, len(cur))
@@ -263,10 +260,8 @@ func (s *Server) consoleConfig() []console.Setting {
 // key, in field order, as SHOW CONFIG shows them.
 func settingValues(c Config) []console.Setting {
 	v := reflect.ValueOf(c)
-	t := v.Type()
 	var out []console.Setting
-	for i := range t.NumField() {
-		key, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+	for i, key := range configKeys {
 		f := v.Field(i)
 		if key == "" || f.Kind() == reflect.Map {
 			continue

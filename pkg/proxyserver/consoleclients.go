@@ -35,6 +35,12 @@ func (cc *consoleClients) remove(cl *pgwire.Client) {
 	delete(cc.m, cl)
 }
 
+func (cc *consoleClients) count() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.m)
+}
+
 func (cc *consoleClients) list() []consoleClient {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()

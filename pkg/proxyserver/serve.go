@@ -80,6 +80,8 @@ type Server struct {
 	console *console.Console // nil: no admin console (Config.consoleOn)
 	stats   *consoleStats    // the console's counters, with it
 	admins  consoleClients   // the console's own clients, for its listings
+	// defaults is Options.Defaults as a Config, for SHOW CONFIG.
+	defaults Config
 	// changing serializes reloads and the console's SETs: each reads the
 	// configuration in force and applies a new one.
 	changing sync.Mutex
@@ -222,6 +224,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if c.consoleOn() {
 		s.stats = newConsoleStats()
+		for k, v := range opts.Defaults {
+			setField(&s.defaults, k, v) // the command line's own defaults: valid
+		}
 		s.console = s.newConsole()
 		s.consoleHooks(&popts)
 	}
@@ -461,8 +466,7 @@ func (s *Server) apply(nc Config) error {
 // changed.
 func keepFixed(old Config, nc *Config) (changed []string) {
 	ov, nv := reflect.ValueOf(old), reflect.ValueOf(nc).Elem()
-	for i := range ov.NumField() {
-		key, _, _ := strings.Cut(ov.Type().Field(i).Tag.Get("toml"), ",")
+	for i, key := range configKeys {
 		if !fixedAtStart[key] {
 			continue
 		}

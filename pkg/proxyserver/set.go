@@ -5,6 +5,7 @@ package proxyserver
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,23 +53,26 @@ func (s *Server) set(key, value string) error {
 	return nil
 }
 
-// isConfigKey reports whether key is a config key of a Config field.
-func isConfigKey(key string) bool {
+// configKeys are the config keys of Config's fields, by field index ("":
+// none).
+var configKeys = func() []string {
 	t := reflect.TypeFor[Config]()
-	for i := range t.NumField() {
-		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); k == key {
-			return true
-		}
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i], _, _ = strings.Cut(t.Field(i).Tag.Get("toml"), ",")
 	}
-	return false
-}
+	return keys
+}()
+
+// isConfigKey reports whether key is a config key of a Config field.
+func isConfigKey(key string) bool { return key != "" && slices.Contains(configKeys, key) }
 
 // setField sets c's field whose config key is key from value in flag
 // syntax.
 func setField(c *Config, key, value string) error {
 	v := reflect.ValueOf(c).Elem()
-	for i := range v.NumField() {
-		if k, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("toml"), ","); k != key {
+	for i, k := range configKeys {
+		if k != key || k == "" {
 			continue
 		}
 		f := v.Field(i)

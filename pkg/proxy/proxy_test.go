@@ -56,6 +56,7 @@ type cfg struct {
 	// cacheUnnamed: Options.CacheUnnamed (also when QPROUTER_CACHE_UNNAMED=1)
 	cacheUnnamed bool
 	modeFor      func(database, user string) proxy.Mode // Options.ModeFor
+	logTo        slog.Handler                           // the proxy's log (stderr at level error when nil)
 }
 
 func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
@@ -69,6 +70,9 @@ func startProxy(t testing.TB, c *pgtest.Cluster, o cfg) *running {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if o.logTo != nil {
+		log = slog.New(o.logTo)
+	}
 	pools := &route.Pools{Connect: connect, Log: log, Config: func(db, user string) pool.Config {
 		return pool.Config{Size: o.size, AcquireTimeout: o.timeout}
 	}}

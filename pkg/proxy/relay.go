@@ -407,7 +407,12 @@ func paramStatus(body []byte) (name, value string, ok bool) {
 	return name, value, ok
 }
 
+// pop drops the answered head of the queue; its settings now wait for
+// the end of their transaction (endOfStatement).
 func (s *session) pop() {
+	if ops := s.queue[0].ops; len(ops) > 0 {
+		s.pending = append(s.pending, ops...)
+	}
 	s.queue[0] = entry{}
 	s.queue = s.queue[1:]
 }

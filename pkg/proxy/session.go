@@ -61,6 +61,10 @@ type entry struct {
 	// prev is the client's unnamed statement before this unnamed Parse,
 	// restored if the server skips the Parse: session.uprev[prev-1] (0: none).
 	prev int
+	// ops: Query and Execute: the settings the statement changes, pending
+	// from its answer on (pop), not from when it was sent: a client may
+	// pipeline statements past a ReadyForQuery that decides the ones before.
+	ops []varOp
 }
 
 // stmt is a client's named prepared statement.
@@ -922,7 +926,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
 			}
 		}
-		s.noteSQL(sql)
+		s.queue[len(s.queue)-1].ops = s.noteSQL(sql)
 		return append(out, raw...), nil
 	case 'F':
 		s.push(entry{kind: kQuery, sql: "<function call>", start: now})
@@ -1058,10 +1062,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		pt := s.portals[name]
-		if len(pt.ops) > 0 {
-			s.pending = append(s.pending, pt.ops...)
-		}
-		s.push(entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now})
+		s.push(entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops})
 		return append(out, raw...), nil
 	case 'C':
 		if len(body) < 2 {
@@ -1183,17 +1184,15 @@ func (s *session) makeRoom(out []byte) []byte {
 	return out
 }
 
-// noteSQL tracks pinning, settings and statement-cache resets in a
-// simple Query (transaction mode).
-func (s *session) noteSQL(sql string) {
+// noteSQL tracks pinning and statement-cache resets in a simple Query
+// (transaction mode) and returns the settings it changes.
+func (s *session) noteSQL(sql string) (ops []varOp) {
 	w := scanWords(sql)
 	if w.pin && pinPattern.MatchString(sql) {
 		s.pinned = true
 	}
 	if w.vars {
-		if ops := splitVarOps(sql); len(ops) > 0 {
-			s.pending = append(s.pending, ops...)
-		}
+		ops = splitVarOps(sql)
 	}
 	if w.drop {
 		purge, all := droppedStatements(sql)
@@ -1206,6 +1205,7 @@ func (s *session) noteSQL(sql string) {
 			clear(s.stmts)
 		}
 	}
+	return ops
 }
 
 // droppedStatements tells, statement by statement, whether sql may drop

@@ -72,6 +72,9 @@ func garbageSeeds() [][]byte {
 		cat(msg('F', "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), msg('f', "no\x00"), msg('p', "pw\x00")),
 		cat(msg('Q', "deallocate all\x00"), msg('Q', "prepare q as select 1\x00"), msg('Q', "execute q\x00")),
 		cat(msg('X'), msg('Q', "select 1\x00")),
+		cat(msg('P', "\x00set search_path to z\x00\x00\x00"), msg('B', "\x00\x00\x00\x00\x00\x00\x00\x00"), msg('E', "\x00\x00\x00\x00\x00"), msg('S')),
+		cat(msg('P', "sp\x00select set_config('statement_timeout', '77', false)\x00\x00\x00"),
+			msg('B', "\x00sp\x00\x00\x00\x00\x00\x00\x00"), msg('E', "\x00\x00\x00\x00\x00"), msg('S')),
 	}
 }
 
@@ -355,6 +358,54 @@ func TestSettingsPipelinedPastReadyForQuery(t *testing.T) {
 			}
 			if got := strings.Join(a.query(t, "show search_path"), ","); got != "x" {
 				t.Errorf("the client's search_path is %s after its set_config was rolled back, want x", got)
+			}
+		})
+	}
+}
+
+// A DEALLOCATE that PostgreSQL skips (a message before it in the same
+// Sync failed) leaves the statement on the server: the client can still
+// use it, and re-preparing the same text there, by this client or
+// another, must not collide with the server's copy (42P05).
+func TestSkippedDeallocate(t *testing.T) {
+	for _, loop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+			r := startProxy(t, pgtest.Shared(t), cfg{mode: proxy.Transaction, size: 1, loop: loop})
+			a := dialRaw(t, r.addr)
+			exchange := func(c *rawClient, ms ...[]byte) string {
+				t.Helper()
+				if _, err := c.conn.Write(framed(bytes.Join(ms, nil))); err != nil {
+					t.Fatal(err)
+				}
+				return strings.Join(c.answers(t, 1), ",")
+			}
+			parse := func(name string) []byte { return msg('P', name+"\x00select 41\x00\x00\x00") }
+			bind := func(name string) []byte { return msg('B', "\x00"+name+"\x00\x00\x00\x00\x00\x00\x00") }
+			exec := msg('E', "\x00\x00\x00\x00\x00")
+			if got := exchange(a, parse("s1"), bind("s1"), exec, msg('S')); got != "41" {
+				t.Fatalf("prepared s1: %q", got)
+			}
+			if got := exchange(a, bind("missing"), exec, msg('Q', "deallocate s1\x00"), msg('S')); got != "error" {
+				t.Fatalf("failed Bind, then DEALLOCATE: %q, want one error", got)
+			}
+			if got := exchange(a, bind("s1"), exec, msg('S')); got != "41" {
+				t.Errorf("the client's statement after its DEALLOCATE was skipped: %q, want 41", got)
+			}
+			b := dialRaw(t, r.addr)
+			if got := exchange(b, parse("s9"), bind("s9"), exec, msg('S')); got != "41" {
+				t.Errorf("another client preparing the same text on that server: %q, want 41", got)
+			}
+			if got := exchange(a, parse("s2"), bind("s2"), exec, msg('S')); got != "41" {
+				t.Errorf("the client preparing the same text again: %q, want 41", got)
+			}
+			// Behind a Bind that succeeds, the DEALLOCATE runs: s2 is
+			// gone, as in PostgreSQL.
+			if got := exchange(a, bind("s2"), exec, msg('Q', "deallocate s2\x00"), msg('S')); got != "41" {
+				t.Fatalf("Bind, then DEALLOCATE: %q", got)
+			}
+			a.answers(t, 1) // the Sync's
+			if got := exchange(a, bind("s2"), exec, msg('S')); got != "error" {
+				t.Errorf("Bind of a deallocated statement: %q, want an error", got)
 			}
 		})
 	}

@@ -368,6 +368,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		if head.kind == kQuery {
 			ev = s.event(head, head.rows, head.code)
+			if st := head.dropped; st != nil && head.code == "" && s.stmts[st.client] == st {
+				delete(s.stmts, st.client)
+			}
 		}
 		s.pop()
 		if s.stmtMode && body[0] != 'I' && !s.pinned {

@@ -65,6 +65,9 @@ type entry struct {
 	// from its answer on (pop), not from when it was sent: a client may
 	// pipeline statements past a ReadyForQuery that decides the ones before.
 	ops []varOp
+	// dropped: a Query's DEALLOCATE that PostgreSQL may skip: the
+	// client's statement, forgotten once the Query succeeds.
+	dropped *stmt
 }
 
 // stmt is a client's named prepared statement.
@@ -919,10 +922,20 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				// it, then deallocate that.
 				e := s.queue[len(s.queue)-1]
 				s.queue = s.queue[:len(s.queue)-1]
+				skippable := s.unsynced()
 				out = s.ensure(out, st)
-				s.push(e)
-				delete(s.stmts, name)
 				s.sst.stmts.Remove(st.server)
+				if skippable {
+					// If a message before it fails, PostgreSQL skips the
+					// DEALLOCATE: the client keeps its statement until the
+					// Query succeeds, and as the server may keep it too,
+					// the next Parse of that name there closes it first.
+					e.dropped = st
+					s.sst.stale(st.server, s.p.stmtSeq.Add(1))
+				} else {
+					delete(s.stmts, name)
+				}
+				s.push(e)
 				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
 			}
 		}
@@ -1182,6 +1195,21 @@ func (s *session) makeRoom(out []byte) []byte {
 		out = appendClose(out, 'S', name)
 	}
 	return out
+}
+
+// unsynced tells whether messages sent since the last Sync still await
+// their answers: if one of them fails, PostgreSQL skips what comes next
+// up to the next Sync.
+func (s *session) unsynced() bool {
+	for i := len(s.queue) - 1; i >= 0; i-- {
+		if s.queue[i].kind == kSync {
+			return false
+		}
+		if s.queue[i].kind != kQuery {
+			return true
+		}
+	}
+	return false
 }
 
 // noteSQL tracks pinning and statement-cache resets in a simple Query

@@ -96,3 +96,30 @@ func TestMaxClients(t *testing.T) {
 		t.Fatalf("third client: %v", err)
 	}
 }
+
+// A statement still running when the drain's time is up does not hold
+// Shutdown past it: the client and the server working for it are cut.
+func TestShutdownDeadlineCutsRunningStatement(t *testing.T) {
+	c := pgtest.Shared(t)
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 2})
+			busy := connect(t, r.url("postgres"))
+			go busy.Exec(context.Background(), "select pg_sleep(20)")
+			time.Sleep(200 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			down := make(chan error, 1)
+			go func() { down <- r.Shutdown(ctx) }()
+			select {
+			case err := <-down:
+				if err == nil {
+					t.Error("Shutdown reported a clean drain with a statement still running")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("Shutdown still waiting %v after its 500ms deadline, on the running statement", time.Since(start))
+			}
+		})
+	}
+}

@@ -398,6 +398,18 @@ func TestSkippedDeallocate(t *testing.T) {
 			if got := exchange(a, parse("s2"), bind("s2"), exec, msg('S')); got != "41" {
 				t.Errorf("the client preparing the same text again: %q, want 41", got)
 			}
+			// In a transaction that failed meanwhile, the DEALLOCATE fails:
+			// s2 stays.
+			q := func(sql string) []byte { return msg('Q', sql+"\x00") }
+			if got := exchange(a, q("begin"), q("select 1/0"), q("deallocate s2"), q("rollback")); got != "" {
+				t.Fatalf("begin: %q", got)
+			}
+			if got := strings.Join(a.answers(t, 3), ","); got != "error,error" {
+				t.Fatalf("division, DEALLOCATE, ROLLBACK: %q, want two errors", got)
+			}
+			if got := exchange(a, bind("s2"), exec, msg('S')); got != "41" {
+				t.Errorf("the client's statement after its DEALLOCATE failed: %q, want 41", got)
+			}
 			// Behind a Bind that succeeds, the DEALLOCATE runs: s2 is
 			// gone, as in PostgreSQL.
 			if got := exchange(a, bind("s2"), exec, msg('Q', "deallocate s2\x00"), msg('S')); got != "41" {

@@ -882,7 +882,7 @@ loop:
 			err = ctx.Err()
 			p.mu.Lock()
 			for s := range p.sessions {
-				s.client.Conn.Close()
+				s.abort()
 			}
 			p.mu.Unlock()
 			<-done

@@ -368,8 +368,8 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		if head.kind == kQuery {
 			ev = s.event(head, head.rows, head.code)
-			if st := head.dropped; st != nil && head.code == "" && s.stmts[st.client] == st {
-				delete(s.stmts, st.client)
+			if head.code != "" {
+				s.undrop(head)
 			}
 		}
 		s.pop()
@@ -467,6 +467,9 @@ func (s *session) skipToSync() {
 		case e.kind == kClose && e.evict != "":
 			s.sst.stmts.Add(e.evict, struct{}{})
 		}
+		if e.kind == kQuery {
+			s.undrop(&e)
+		}
 		if failed && e.unnamed && (e.kind == kParse || e.kind == kClose) {
 			restored = true // the Parse failed: the client has no unnamed statement
 		}
@@ -475,6 +478,16 @@ func (s *session) skipToSync() {
 	}
 	if len(s.queue) == 0 {
 		s.skipping = true
+	}
+}
+
+// undrop gives the client back the statement a DEALLOCATE that did not
+// run had it forget, unless it has parsed that name again meanwhile.
+func (s *session) undrop(e *entry) {
+	if st := e.dropped; st != nil {
+		if _, taken := s.stmts[st.client]; !taken {
+			s.stmts[st.client] = st
+		}
 	}
 }
 

@@ -65,8 +65,8 @@ type entry struct {
 	// from its answer on (pop), not from when it was sent: a client may
 	// pipeline statements past a ReadyForQuery that decides the ones before.
 	ops []varOp
-	// dropped: a Query's DEALLOCATE that PostgreSQL may skip: the
-	// client's statement, forgotten once the Query succeeds.
+	// dropped: the client's statement a Query's DEALLOCATE forgot, given
+	// back if PostgreSQL skips or fails the Query.
 	dropped *stmt
 }
 
@@ -922,19 +922,16 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				// it, then deallocate that.
 				e := s.queue[len(s.queue)-1]
 				s.queue = s.queue[:len(s.queue)-1]
-				skippable := s.unsynced()
 				out = s.ensure(out, st)
+				delete(s.stmts, name)
 				s.sst.stmts.Remove(st.server)
-				if skippable {
-					// If a message before it fails, PostgreSQL skips the
-					// DEALLOCATE: the client keeps its statement until the
-					// Query succeeds, and as the server may keep it too,
-					// the next Parse of that name there closes it first.
-					e.dropped = st
-					s.sst.stale(st.server, s.p.stmtSeq.Add(1))
-				} else {
-					delete(s.stmts, name)
-				}
+				// PostgreSQL may not run it (pipelined behind a message
+				// that fails, or in a transaction that failed meanwhile):
+				// then the client gets the statement back (skipToSync,
+				// onServer), and as the server keeps it, the next Parse of
+				// that name there closes it first.
+				e.dropped = st
+				s.sst.stale(st.server, s.p.stmtSeq.Add(1))
 				s.push(e)
 				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
 			}
@@ -1197,21 +1194,6 @@ func (s *session) makeRoom(out []byte) []byte {
 	return out
 }
 
-// unsynced tells whether messages sent since the last Sync still await
-// their answers: if one of them fails, PostgreSQL skips what comes next
-// up to the next Sync.
-func (s *session) unsynced() bool {
-	for i := len(s.queue) - 1; i >= 0; i-- {
-		if s.queue[i].kind == kSync {
-			return false
-		}
-		if s.queue[i].kind != kQuery {
-			return true
-		}
-	}
-	return false
-}
-
 // noteSQL tracks pinning and statement-cache resets in a simple Query
 // (transaction mode) and returns the settings it changes.
 func (s *session) noteSQL(sql string) (ops []varOp) {
@@ -1297,6 +1279,23 @@ func (s *session) drain() {
 	s.mu.Unlock()
 	if idle {
 		s.client.Conn.Close()
+	}
+}
+
+// abort cuts the session when the drain's time is up: its client, and
+// the read of a server still working for it (a long statement would
+// otherwise hold Shutdown until it ends); that server is discarded.
+func (s *session) abort() {
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	s.client.Conn.Close()
+	switch {
+	case srv == nil:
+	case srv.Raw != nil:
+		srv.Raw.Close() // on an event loop: its handler sees the close
+	default:
+		srv.Net.SetReadDeadline(time.Unix(1, 0))
 	}
 }
 

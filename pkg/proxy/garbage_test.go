@@ -121,27 +121,9 @@ func newGarbageTarget(t testing.TB, mode proxy.Mode, loop bool) *garbageTarget {
 // hostile logs in, sends the framed messages and a Sync, reads what comes
 // back for a while and leaves without a Terminate.
 func (g *garbageTarget) hostile(t testing.TB, data []byte) {
-	conn, err := net.Dial("tcp", g.r.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	fe := pgproto3.NewFrontend(conn, conn)
-	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber,
-		Parameters: map[string]string{"user": "postgres", "database": "postgres"}})
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		m, err := fe.Receive()
-		if err != nil {
-			t.Fatalf("login: %v", err)
-		}
-		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
-			break
-		}
-	}
+	c := dialRaw(t, g.r.addr)
+	defer c.conn.Close()
+	conn, fe := c.conn, c.fe
 	out := append(framed(data), 'S', 0, 0, 0, 4)
 	end := time.Now().Add(300 * time.Millisecond)
 	conn.SetDeadline(end)
@@ -261,7 +243,7 @@ type rawClient struct {
 	fe   *pgproto3.Frontend
 }
 
-func dialRaw(t *testing.T, addr string) *rawClient {
+func dialRaw(t testing.TB, addr string) *rawClient {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -280,7 +262,7 @@ func dialRaw(t *testing.T, addr string) *rawClient {
 
 // answers reads up to the n-th ReadyForQuery and returns the first column
 // of every row, and "error" for every ErrorResponse, in order.
-func (c *rawClient) answers(t *testing.T, n int) []string {
+func (c *rawClient) answers(t testing.TB, n int) []string {
 	t.Helper()
 	c.conn.SetDeadline(time.Now().Add(10 * time.Second))
 	var got []string

@@ -404,3 +404,57 @@ func TestSkippedDeallocate(t *testing.T) {
 		})
 	}
 }
+
+// A Parse or Close of a named statement that PostgreSQL skips (pipelined
+// behind a failing message) changes nothing there, so it must change
+// nothing for the client either: the script runs direct and through the
+// proxy, and both must give PostgreSQL's answers. The proxy had the
+// client forget a statement whose Close was skipped, and keep one whose
+// Parse was skipped when that Parse needed nothing from the server.
+func TestSkippedParseAndClose(t *testing.T) {
+	c := pgtest.Shared(t)
+	parse := func(name, sql string) []byte { return msg('P', name+"\x00"+sql+"\x00\x00\x00") }
+	bind := func(name string) []byte { return msg('B', "\x00"+name+"\x00\x00\x00\x00\x00\x00\x00") }
+	closeS := func(name string) []byte { return msg('C', "S"+name+"\x00") }
+	exec := msg('E', "\x00\x00\x00\x00\x00")
+	fail := [][]byte{bind("missing"), exec}
+	steps := []struct {
+		what string
+		ms   [][]byte
+		want string
+	}{
+		{"prepare s1", [][]byte{parse("s1", "select 41"), bind("s1"), exec}, "41"},
+		{"skipped Close", append(fail, closeS("s1")), "error"},
+		{"s1 after its skipped Close", [][]byte{bind("s1"), exec}, "41"},
+		{"skipped Close and Parse", append(fail, closeS("s1"), parse("s1", "select 42")), "error"},
+		{"s1 after both were skipped", [][]byte{bind("s1"), exec}, "41"},
+		{"Close s1", [][]byte{closeS("s1")}, ""},
+		{"skipped Parse of a text the server has", append(fail, parse("s1", "select 41")), "error"},
+		{"s1 after its Parse was skipped", [][]byte{bind("s1"), exec}, "error"},
+		{"Parse s1 again", [][]byte{parse("s1", "select 41"), bind("s1"), exec}, "41"},
+		// (a Bind behind it: the proxy answers a lone Parse itself and
+		// reports its error at the first Bind, as documented)
+		{"failing Parse after a Close", [][]byte{closeS("s1"), parse("s1", "select nope from nowhere"), bind("s1"), exec}, "error"},
+		{"s1 after the failed Parse", [][]byte{bind("s1"), exec}, "error"},
+		{"skipped Parse, Close, Parse", append(fail, parse("s2", "select 7"), closeS("s2"), parse("s2", "select 8")), "error"},
+		{"s2 after all three were skipped", [][]byte{bind("s2"), exec}, "error"},
+	}
+	run := func(t *testing.T, addr string) {
+		a := dialRaw(t, addr)
+		for _, st := range steps {
+			if _, err := a.conn.Write(framed(bytes.Join(append(st.ms, msg('S')), nil))); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(a.answers(t, 1), ","); got != st.want {
+				t.Errorf("%s: %q, want %q", st.what, got, st.want)
+			}
+		}
+	}
+	t.Run("direct", func(t *testing.T) { run(t, fmt.Sprintf("127.0.0.1:%d", c.Port)) })
+	for _, loop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: loop})
+			run(t, r.addr)
+		})
+	}
+}

@@ -438,6 +438,7 @@ func (s *session) push(e entry) {
 // as the server does; statements whose Parse was skipped are forgotten
 // and evictions that were skipped are remembered again.
 func (s *session) skipToSync() {
+	s.undoStatements()
 	failed, restored := true, false
 	for len(s.queue) > 0 && s.queue[0].kind != kSync {
 		e := s.queue[0]
@@ -461,14 +462,8 @@ func (s *session) skipToSync() {
 			s.unnamedValid, s.unnamedLive = false, false
 		case e.kind == kParse && e.stmt != nil:
 			s.sst.stmts.Remove(e.stmt.server)
-			if e.action == forward && s.stmts[e.stmt.client] == e.stmt {
-				delete(s.stmts, e.stmt.client)
-			}
 		case e.kind == kClose && e.evict != "":
 			s.sst.stmts.Add(e.evict, struct{}{})
-		}
-		if e.kind == kQuery {
-			s.undrop(&e)
 		}
 		if failed && e.unnamed && (e.kind == kParse || e.kind == kClose) {
 			restored = true // the Parse failed: the client has no unnamed statement
@@ -481,12 +476,32 @@ func (s *session) skipToSync() {
 	}
 }
 
-// undrop gives the client back the statement a DEALLOCATE that did not
-// run had it forget, unless it has parsed that name again meanwhile.
+// undrop gives the client back the statement a DEALLOCATE that failed
+// had it forget, unless it has parsed that name again meanwhile.
 func (s *session) undrop(e *entry) {
-	if st := e.dropped; st != nil {
+	if st := e.before; st != nil && e.kind == kQuery {
 		if _, taken := s.stmts[st.client]; !taken {
 			s.stmts[st.client] = st
+		}
+	}
+}
+
+// undoStatements puts the client's named statements back as they were
+// before the messages up to the next Sync, which PostgreSQL skips after an
+// error: undone newest first, so that a name closed and parsed again in
+// the skipped run gets the statement it had before the run.
+func (s *session) undoStatements() {
+	end := 0
+	for end < len(s.queue) && s.queue[end].kind != kSync {
+		end++
+	}
+	for i := end - 1; i >= 0; i-- {
+		if e := &s.queue[i]; e.stmtName != "" {
+			if e.before != nil {
+				s.stmts[e.stmtName] = e.before
+			} else {
+				delete(s.stmts, e.stmtName)
+			}
 		}
 	}
 }

@@ -65,9 +65,12 @@ type entry struct {
 	// from its answer on (pop), not from when it was sent: a client may
 	// pipeline statements past a ReadyForQuery that decides the ones before.
 	ops []varOp
-	// dropped: the client's statement a Query's DEALLOCATE forgot, given
-	// back if PostgreSQL skips or fails the Query.
-	dropped *stmt
+	// stmtName and before: the client's named statement this entry's
+	// message changed (a Parse, a Close, a Query's DEALLOCATE) and what the
+	// client had under that name before, put back if PostgreSQL skips the
+	// message (or fails the DEALLOCATE).
+	stmtName string
+	before   *stmt
 }
 
 // stmt is a client's named prepared statement.
@@ -930,7 +933,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				// then the client gets the statement back (skipToSync,
 				// onServer), and as the server keeps it, the next Parse of
 				// that name there closes it first.
-				e.dropped = st
+				e.stmtName, e.before = name, st
 				s.sst.stale(st.server, s.p.stmtSeq.Add(1))
 				s.push(e)
 				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
@@ -1007,10 +1010,10 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.stmts[name] = st
 		if s.serverHas(st) {
 			s.cacheOp("hit")
-			s.push(entry{kind: kClose, action: asParseComplete})
+			s.push(entry{kind: kClose, action: asParseComplete, stmtName: name})
 			return appendClose(out, 'S', dummyClose), nil
 		}
-		return s.parseOn(out, st, entry{kind: kParse, stmt: st}), nil
+		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name}), nil
 	case 'B':
 		portalName, rest, ok := cstring(body)
 		if !ok {
@@ -1082,7 +1085,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !ok {
 			return out, bad
 		}
-		s.push(entry{kind: kClose})
+		e := entry{kind: kClose}
+		if body[0] == 'S' && name != "" && s.rename {
+			e.stmtName, e.before = name, s.stmts[name]
+		}
+		s.push(e)
 		if body[0] == 'S' && name == "" {
 			s.dropCachedUnnamed()
 		}

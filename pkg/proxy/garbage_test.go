@@ -458,3 +458,43 @@ func TestSkippedParseAndClose(t *testing.T) {
 		})
 	}
 }
+
+// A fastpath FunctionCall of a session advisory lock or of set_config
+// pins the client to its server in transaction mode, as the same call in
+// SQL does: otherwise the next client on that server holds the lock or
+// runs with the setting.
+func TestFastpathPins(t *testing.T) {
+	int8arg := binary.BigEndian.AppendUint64(nil, 77)
+	for _, c := range []struct {
+		name  string
+		call  pgproto3.FunctionCall
+		check string // what the caller's server shows, and another's must not
+		want  string
+	}{
+		{"pg_advisory_lock", pgproto3.FunctionCall{Function: 2880, ArgFormatCodes: []uint16{1}, Arguments: [][]byte{int8arg}},
+			"select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()", "1"},
+		{"set_config", pgproto3.FunctionCall{Function: 2078, Arguments: [][]byte{[]byte("statement_timeout"), []byte("4321"), []byte("false")}},
+			"show statement_timeout", "4321ms"},
+	} {
+		for _, loop := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/loop=%v", c.name, loop), func(t *testing.T) {
+				r := startProxy(t, pgtest.Shared(t), cfg{mode: proxy.Transaction, size: 2, loop: loop})
+				a := dialRaw(t, r.addr)
+				a.fe.Send(&c.call)
+				if err := a.fe.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.Join(a.answers(t, 1), ","); got != "" {
+					t.Fatalf("FunctionCall: %q", got)
+				}
+				b := dialRaw(t, r.addr)
+				if got := strings.Join(b.query(t, c.check), ","); got == c.want {
+					t.Errorf("another client sees the caller's %s: %s = %q", c.name, c.check, got)
+				}
+				if got := strings.Join(a.query(t, c.check), ","); got != c.want {
+					t.Errorf("the caller after its %s: %s = %q, want %q", c.name, c.check, got, c.want)
+				}
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -942,6 +943,12 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.queue[len(s.queue)-1].ops = s.noteSQL(sql)
 		return append(out, raw...), nil
 	case 'F':
+		if len(body) < 4 {
+			return out, bad
+		}
+		if s.rename && pinningFunctions[binary.BigEndian.Uint32(body)] {
+			s.pinned = true
+		}
 		s.push(entry{kind: kQuery, sql: "<function call>", start: now})
 		return append(out, raw...), nil
 	case 'S':

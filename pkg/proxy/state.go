@@ -21,6 +21,22 @@ var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bw
 // CPU when it ran on every statement) is skipped.
 var pinWords = []string{"listen", "advisory_lock", "hold", "temp", "prepare"}
 
+// pinningFunctions are the built-in functions a fastpath FunctionCall
+// ('F') names by OID whose effects outlive the transaction: set_config
+// (its change is not reported, so it cannot be replayed) and the session
+// advisory locks. Their OIDs are fixed in PostgreSQL's catalog.
+var pinningFunctions = map[uint32]bool{
+	2078: true, // set_config(text, text, boolean)
+	2880: true, // pg_advisory_lock(bigint)
+	2881: true, // pg_advisory_lock_shared(bigint)
+	2882: true, // pg_try_advisory_lock(bigint)
+	2883: true, // pg_try_advisory_lock_shared(bigint)
+	2886: true, // pg_advisory_lock(integer, integer)
+	2887: true, // pg_advisory_lock_shared(integer, integer)
+	2888: true, // pg_try_advisory_lock(integer, integer)
+	2889: true, // pg_try_advisory_lock_shared(integer, integer)
+}
+
 // pins reports whether sql pins the client to its server.
 func pins(sql string) bool {
 	return scanWords(sql).pin && pinPattern.MatchString(sql)

@@ -70,6 +70,9 @@ func garbageSeeds() [][]byte {
 		cat(msg('Q', "begin\x00"), msg('Q', "select 1/0\x00"), msg('Q', "select 1\x00")),
 		cat(msg('Q', "listen chan\x00"), msg('Q', "declare c cursor with hold for select 1\x00")),
 		cat(msg('F', "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), msg('f', "no\x00"), msg('p', "pw\x00")),
+		// fastpath pg_advisory_lock(77) and set_config('statement_timeout', '1234', false)
+		cat(msg('F', "\x00\x00\x0b\x40\x00\x01\x00\x01\x00\x01\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x4d\x00\x00")),
+		cat(msg('F', "\x00\x00\x08\x1e\x00\x00\x00\x03\x00\x00\x00\x11statement_timeout\x00\x00\x00\x041234\x00\x00\x00\x05false\x00\x00")),
 		cat(msg('Q', "deallocate all\x00"), msg('Q', "prepare q as select 1\x00"), msg('Q', "execute q\x00")),
 		cat(msg('X'), msg('Q', "select 1\x00")),
 		cat(msg('P', "\x00set search_path to z\x00\x00\x00"), msg('B', "\x00\x00\x00\x00\x00\x00\x00\x00"), msg('E', "\x00\x00\x00\x00\x00"), msg('S')),

@@ -441,6 +441,12 @@ func TestSkippedParseAndClose(t *testing.T) {
 		{"s1 after the failed Parse", [][]byte{bind("s1"), exec}, "error"},
 		{"skipped Parse, Close, Parse", append(fail, parse("s2", "select 7"), closeS("s2"), parse("s2", "select 8")), "error"},
 		{"s2 after all three were skipped", [][]byte{bind("s2"), exec}, "error"},
+		{"prepare s3 and the unnamed statement", [][]byte{parse("s3", "select 3"), parse("", "select 5"), bind(""), exec}, "5"},
+		{"skipped Query", append(fail, msg('Q', "select 6\x00")), "error"},
+		{"the unnamed statement after a skipped Query", [][]byte{bind(""), exec}, "5"},
+		{"skipped DEALLOCATE ALL", append(fail, msg('Q', "deallocate all\x00")), "error"},
+		{"s3 after a skipped DEALLOCATE ALL", [][]byte{bind("s3"), exec}, "3"},
+		{"the unnamed statement after a skipped DEALLOCATE ALL", [][]byte{bind(""), exec}, "5"},
 	}
 	run := func(t *testing.T, addr string) {
 		a := dialRaw(t, addr)

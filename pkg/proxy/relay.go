@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"time"
 
@@ -443,7 +444,7 @@ func (s *session) skipToSync() {
 	for len(s.queue) > 0 && s.queue[0].kind != kSync {
 		e := s.queue[0]
 		switch {
-		case e.kind == kParse && e.unnamed && e.stmt == nil && !failed:
+		case (e.kind == kParse && e.unnamed && e.stmt == nil || e.kind == kQuery && e.prev > 0) && !failed:
 			// skipped: PostgreSQL keeps the unnamed statement it had
 			if !restored && e.prev > 0 {
 				s.restoreUnnamed(e.prev)
@@ -486,6 +487,14 @@ func (s *session) undrop(e *entry) {
 	}
 }
 
+// extendedRun tells whether the queue ends in extended-protocol messages
+// not yet followed by a Sync: a message planned now is skipped if one of
+// them fails.
+func (s *session) extendedRun() bool {
+	n := len(s.queue)
+	return n > 0 && s.queue[n-1].kind != kSync && s.queue[n-1].kind != kQuery
+}
+
 // undoStatements puts the client's named statements back as they were
 // before the messages up to the next Sync, which PostgreSQL skips after an
 // error: undone newest first, so that a name closed and parsed again in
@@ -496,7 +505,12 @@ func (s *session) undoStatements() {
 		end++
 	}
 	for i := end - 1; i >= 0; i-- {
-		if e := &s.queue[i]; e.stmtName != "" {
+		e := &s.queue[i]
+		if e.stmtsBefore != nil {
+			clear(s.stmts)
+			maps.Copy(s.stmts, e.stmtsBefore)
+		}
+		if e.stmtName != "" {
 			if e.before != nil {
 				s.stmts[e.stmtName] = e.before
 			} else {

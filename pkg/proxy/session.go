@@ -59,8 +59,9 @@ type entry struct {
 	// Parse of the unnamed statement, or the Close standing in for it;
 	// Bind and Describe of a cached one (Options.CacheUnnamed)
 	unnamed bool
-	// prev is the client's unnamed statement before this unnamed Parse,
-	// restored if the server skips the Parse: session.uprev[prev-1] (0: none).
+	// prev is the client's unnamed statement before this unnamed Parse (or
+	// a Query that may be skipped, which drops it), restored if the server
+	// skips the message: session.uprev[prev-1] (0: none).
 	prev int
 	// ops: Query and Execute: the settings the statement changes, pending
 	// from its answer on (pop), not from when it was sent: a client may
@@ -72,6 +73,9 @@ type entry struct {
 	// message (or fails the DEALLOCATE).
 	stmtName string
 	before   *stmt
+	// stmtsBefore: the client's named statements before a Query that may
+	// be skipped dropped them all (DEALLOCATE ALL, DISCARD ALL).
+	stmtsBefore map[string]*stmt
 }
 
 // stmt is a client's named prepared statement.
@@ -914,10 +918,19 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !ok {
 			return out, bad
 		}
-		s.push(entry{kind: kQuery, sql: sql, start: now})
 		if !s.rename {
+			s.push(entry{kind: kQuery, sql: sql, start: now})
 			return append(out, raw...), nil
 		}
+		// PostgreSQL skips a Query pipelined behind an extended-protocol
+		// message that fails before the next Sync: then what the Query
+		// would have dropped is given back (skipToSync).
+		skippable := s.extendedRun()
+		prev := 0
+		if skippable {
+			prev = s.saveUnnamed()
+		}
+		s.push(entry{kind: kQuery, sql: sql, start: now, prev: prev})
 		s.ucache = nil
 		s.unnamedValid, s.unnamedLive = false, true // a Query drops the unnamed statement
 		if name, ok := deallocateName(sql); ok && s.txStatus != 'E' {
@@ -940,7 +953,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
 			}
 		}
-		s.queue[len(s.queue)-1].ops = s.noteSQL(sql)
+		s.queue[len(s.queue)-1].ops = s.noteSQL(sql, skippable)
 		return append(out, raw...), nil
 	case 'F':
 		if len(body) < 4 {
@@ -1209,8 +1222,10 @@ func (s *session) makeRoom(out []byte) []byte {
 }
 
 // noteSQL tracks pinning and statement-cache resets in a simple Query
-// (transaction mode) and returns the settings it changes.
-func (s *session) noteSQL(sql string) (ops []varOp) {
+// (transaction mode, its entry the queue's last) and returns the settings
+// it changes. When the Query may be skipped, the client's statements it
+// drops are kept in its entry to be given back.
+func (s *session) noteSQL(sql string, skippable bool) (ops []varOp) {
 	w := scanWords(sql)
 	if w.pin && pinPattern.MatchString(sql) {
 		s.pinned = true
@@ -1226,6 +1241,9 @@ func (s *session) noteSQL(sql string) (ops []varOp) {
 			s.sst.unsure = true
 		}
 		if all {
+			if skippable {
+				s.queue[len(s.queue)-1].stmtsBefore = maps.Clone(s.stmts)
+			}
 			clear(s.stmts)
 		}
 	}

@@ -468,6 +468,63 @@ func TestSkippedParseAndClose(t *testing.T) {
 	}
 }
 
+// A DEALLOCATE ALL that does not run (an error before it in the same
+// Query, an aborted transaction, or only a comment naming it) leaves the
+// client's statements in PostgreSQL, so the proxy must keep them too; one
+// that runs drops them even when the Query fails after it. The proxy
+// dropped them as soon as it saw the words.
+func TestDeallocateAllThatDidNotRun(t *testing.T) {
+	c := pgtest.Shared(t)
+	parse := msg('P', "s1\x00select 41\x00\x00\x00")
+	bindExec := msg('B', "\x00s1\x00\x00\x00\x00\x00\x00\x00")
+	bindExec = append(bindExec, msg('E', "\x00\x00\x00\x00\x00")...)
+	sync := msg('S')
+	q := func(sql string) []byte { return msg('Q', sql+"\x00") }
+	steps := []struct {
+		what string
+		in   []byte
+		want string
+	}{
+		{"prepare s1", bytes.Join([][]byte{parse, bindExec, sync}, nil), "41"},
+		{"an error before DEALLOCATE ALL", q("select 1/0; deallocate all"), "error"},
+		{"s1 after it", append(bindExec, sync...), "41"},
+		{"DEALLOCATE ALL only in a comment", q("/* deallocate all */ select 2"), "2"},
+		{"s1 after the comment", append(bindExec, sync...), "41"},
+		{"DEALLOCATE ALL in an aborted transaction", bytes.Join([][]byte{q("begin"), q("select 1/0"), q("deallocate all"), q("rollback")}, nil), "error,error"},
+		{"s1 after the aborted one", append(bindExec, sync...), "41"},
+		{"a failed DEALLOCATE ALL, then one that runs", bytes.Join([][]byte{q("select 1/0; deallocate all"), q("deallocate all")}, nil), "error"},
+		{"s1 after the second", append(bindExec, sync...), "error"},
+		{"prepare s1 again", bytes.Join([][]byte{parse, bindExec, sync}, nil), "41"},
+		{"an error after DEALLOCATE ALL", q("deallocate all; select 1/0"), "error"},
+		{"s1 after it ran", append(bindExec, sync...), "error"},
+		{"prepare s1 again", bytes.Join([][]byte{parse, bindExec, sync}, nil), "41"},
+		{"DISCARD ALL", q("discard all"), ""},
+		{"s1 after DISCARD ALL", append(bindExec, sync...), "error"},
+	}
+	run := func(t *testing.T, addr string) {
+		a := dialRaw(t, addr)
+		for _, st := range steps {
+			if _, err := a.conn.Write(framed(st.in)); err != nil {
+				t.Fatal(err)
+			}
+			n := bytes.Count(st.in, []byte{'Q'}) // no Q byte in the SQL here
+			if bytes.HasSuffix(st.in, sync) {
+				n = 1
+			}
+			if got := strings.Join(a.answers(t, n), ","); got != st.want {
+				t.Errorf("%s: %q, want %q", st.what, got, st.want)
+			}
+		}
+	}
+	t.Run("direct", func(t *testing.T) { run(t, fmt.Sprintf("127.0.0.1:%d", c.Port)) })
+	for _, loop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: loop})
+			run(t, r.addr)
+		})
+	}
+}
+
 // A fastpath FunctionCall of a session advisory lock or of set_config
 // pins the client to its server in transaction mode, as the same call in
 // SQL does: otherwise the next client on that server holds the lock or

@@ -312,6 +312,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		if head != nil && head.kind == kQuery {
 			head.rows += rows
+			if head.stmtsBefore != nil && typ == 'C' && droppedAll(body) {
+				head.stmtsBefore = nil // it ran: the statements are gone
+			}
 			break
 		}
 		if err := want(kExecute); err != nil {
@@ -371,6 +374,13 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			ev = s.event(head, head.rows, head.code)
 			if head.code != "" {
 				s.undrop(head)
+			}
+			if head.stmtsBefore != nil && !s.namesChangedLater() {
+				// DEALLOCATE ALL or DISCARD ALL did not run (an error
+				// before it, or only a comment naming it): PostgreSQL
+				// kept the statements. Nothing planned after the Query
+				// changed a name, so they are given back as they were.
+				maps.Copy(s.stmts, head.stmtsBefore)
 			}
 		}
 		s.pop()
@@ -485,6 +495,24 @@ func (s *session) undrop(e *entry) {
 			s.stmts[st.client] = st
 		}
 	}
+}
+
+// namesChangedLater tells whether a message queued behind the head
+// changed the client's named statements.
+func (s *session) namesChangedLater() bool {
+	for i := 1; i < len(s.queue); i++ {
+		if e := &s.queue[i]; e.stmtName != "" || e.stmtsBefore != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// droppedAll tells whether a CommandComplete body is that of DEALLOCATE
+// ALL or DISCARD ALL.
+func droppedAll(body []byte) bool {
+	tag := bytes.TrimRight(body, "\x00")
+	return string(tag) == "DEALLOCATE ALL" || string(tag) == "DISCARD ALL"
 }
 
 // extendedRun tells whether the queue ends in extended-protocol messages

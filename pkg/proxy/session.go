@@ -73,8 +73,9 @@ type entry struct {
 	// message (or fails the DEALLOCATE).
 	stmtName string
 	before   *stmt
-	// stmtsBefore: the client's named statements before a Query that may
-	// be skipped dropped them all (DEALLOCATE ALL, DISCARD ALL).
+	// stmtsBefore: the client's named statements before a Query dropped
+	// them all (DEALLOCATE ALL, DISCARD ALL); nil once its answer shows
+	// that it ran.
 	stmtsBefore map[string]*stmt
 }
 
@@ -953,7 +954,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
 			}
 		}
-		s.queue[len(s.queue)-1].ops = s.noteSQL(sql, skippable)
+		s.queue[len(s.queue)-1].ops = s.noteSQL(sql)
 		return append(out, raw...), nil
 	case 'F':
 		if len(body) < 4 {
@@ -1223,9 +1224,9 @@ func (s *session) makeRoom(out []byte) []byte {
 
 // noteSQL tracks pinning and statement-cache resets in a simple Query
 // (transaction mode, its entry the queue's last) and returns the settings
-// it changes. When the Query may be skipped, the client's statements it
-// drops are kept in its entry to be given back.
-func (s *session) noteSQL(sql string, skippable bool) (ops []varOp) {
+// it changes. The client's statements a DEALLOCATE ALL or DISCARD ALL
+// drops are kept in the entry, to be given back if it does not run.
+func (s *session) noteSQL(sql string) (ops []varOp) {
 	w := scanWords(sql)
 	if w.pin && pinPattern.MatchString(sql) {
 		s.pinned = true
@@ -1241,9 +1242,10 @@ func (s *session) noteSQL(sql string, skippable bool) (ops []varOp) {
 			s.sst.unsure = true
 		}
 		if all {
-			if skippable {
-				s.queue[len(s.queue)-1].stmtsBefore = maps.Clone(s.stmts)
-			}
+			// never nil here: it also marks the Query as one that drops them
+			before := make(map[string]*stmt, len(s.stmts))
+			maps.Copy(before, s.stmts)
+			s.queue[len(s.queue)-1].stmtsBefore = before
 			clear(s.stmts)
 		}
 	}

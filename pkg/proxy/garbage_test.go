@@ -415,46 +415,90 @@ func TestSkippedDeallocate(t *testing.T) {
 // client forget a statement whose Close was skipped, and keep one whose
 // Parse was skipped when that Parse needed nothing from the server.
 func TestSkippedParseAndClose(t *testing.T) {
-	c := pgtest.Shared(t)
 	parse := func(name, sql string) []byte { return msg('P', name+"\x00"+sql+"\x00\x00\x00") }
 	bind := func(name string) []byte { return msg('B', "\x00"+name+"\x00\x00\x00\x00\x00\x00\x00") }
 	closeS := func(name string) []byte { return msg('C', "S"+name+"\x00") }
 	exec := msg('E', "\x00\x00\x00\x00\x00")
 	fail := [][]byte{bind("missing"), exec}
-	steps := []struct {
-		what string
-		ms   [][]byte
-		want string
-	}{
-		{"prepare s1", [][]byte{parse("s1", "select 41"), bind("s1"), exec}, "41"},
-		{"skipped Close", append(fail, closeS("s1")), "error"},
-		{"s1 after its skipped Close", [][]byte{bind("s1"), exec}, "41"},
-		{"skipped Close and Parse", append(fail, closeS("s1"), parse("s1", "select 42")), "error"},
-		{"s1 after both were skipped", [][]byte{bind("s1"), exec}, "41"},
-		{"Close s1", [][]byte{closeS("s1")}, ""},
-		{"skipped Parse of a text the server has", append(fail, parse("s1", "select 41")), "error"},
-		{"s1 after its Parse was skipped", [][]byte{bind("s1"), exec}, "error"},
-		{"Parse s1 again", [][]byte{parse("s1", "select 41"), bind("s1"), exec}, "41"},
+	failed := func(ms ...[]byte) []byte { return synced(append(fail, ms...)...) }
+	runScript(t, []scriptStep{
+		{"prepare s1", synced(parse("s1", "select 41"), bind("s1"), exec), "41"},
+		{"skipped Close", failed(closeS("s1")), "error"},
+		{"s1 after its skipped Close", synced(bind("s1"), exec), "41"},
+		{"skipped Close and Parse", failed(closeS("s1"), parse("s1", "select 42")), "error"},
+		{"s1 after both were skipped", synced(bind("s1"), exec), "41"},
+		{"Close s1", synced(closeS("s1")), ""},
+		{"skipped Parse of a text the server has", failed(parse("s1", "select 41")), "error"},
+		{"s1 after its Parse was skipped", synced(bind("s1"), exec), "error"},
+		{"Parse s1 again", synced(parse("s1", "select 41"), bind("s1"), exec), "41"},
 		// (a Bind behind it: the proxy answers a lone Parse itself and
 		// reports its error at the first Bind, as documented)
-		{"failing Parse after a Close", [][]byte{closeS("s1"), parse("s1", "select nope from nowhere"), bind("s1"), exec}, "error"},
-		{"s1 after the failed Parse", [][]byte{bind("s1"), exec}, "error"},
-		{"skipped Parse, Close, Parse", append(fail, parse("s2", "select 7"), closeS("s2"), parse("s2", "select 8")), "error"},
-		{"s2 after all three were skipped", [][]byte{bind("s2"), exec}, "error"},
-		{"prepare s3 and the unnamed statement", [][]byte{parse("s3", "select 3"), parse("", "select 5"), bind(""), exec}, "5"},
-		{"skipped Query", append(fail, msg('Q', "select 6\x00")), "error"},
-		{"the unnamed statement after a skipped Query", [][]byte{bind(""), exec}, "5"},
-		{"skipped DEALLOCATE ALL", append(fail, msg('Q', "deallocate all\x00")), "error"},
-		{"s3 after a skipped DEALLOCATE ALL", [][]byte{bind("s3"), exec}, "3"},
-		{"the unnamed statement after a skipped DEALLOCATE ALL", [][]byte{bind(""), exec}, "5"},
+		{"failing Parse after a Close", synced(closeS("s1"), parse("s1", "select nope from nowhere"), bind("s1"), exec), "error"},
+		{"s1 after the failed Parse", synced(bind("s1"), exec), "error"},
+		{"skipped Parse, Close, Parse", failed(parse("s2", "select 7"), closeS("s2"), parse("s2", "select 8")), "error"},
+		{"s2 after all three were skipped", synced(bind("s2"), exec), "error"},
+		{"prepare s3 and the unnamed statement", synced(parse("s3", "select 3"), parse("", "select 5"), bind(""), exec), "5"},
+		{"skipped Query", failed(msg('Q', "select 6\x00")), "error"},
+		{"the unnamed statement after a skipped Query", synced(bind(""), exec), "5"},
+		{"skipped DEALLOCATE ALL", failed(msg('Q', "deallocate all\x00")), "error"},
+		{"s3 after a skipped DEALLOCATE ALL", synced(bind("s3"), exec), "3"},
+		{"the unnamed statement after a skipped DEALLOCATE ALL", synced(bind(""), exec), "5"},
+	})
+}
+
+// A DEALLOCATE ALL that does not run (an error before it in the same
+// Query, an aborted transaction, or only a comment naming it) leaves the
+// client's statements in PostgreSQL, so the proxy must keep them too; one
+// that runs drops them even when the Query fails after it. The proxy
+// dropped them as soon as it saw the words.
+func TestDeallocateAllThatDidNotRun(t *testing.T) {
+	prepare := synced(msg('P', "s1\x00select 41\x00\x00\x00"), msg('B', "\x00s1\x00\x00\x00\x00\x00\x00\x00"), msg('E', "\x00\x00\x00\x00\x00"))
+	runS1 := synced(msg('B', "\x00s1\x00\x00\x00\x00\x00\x00\x00"), msg('E', "\x00\x00\x00\x00\x00"))
+	q := func(sqls ...string) []byte {
+		var out []byte
+		for _, sql := range sqls {
+			out = append(out, msg('Q', sql+"\x00")...)
+		}
+		return out
 	}
+	runScript(t, []scriptStep{
+		{"prepare s1", prepare, "41"},
+		{"an error before DEALLOCATE ALL", q("select 1/0; deallocate all"), "error"},
+		{"s1 after it", runS1, "41"},
+		{"DEALLOCATE ALL only in a comment", q("/* deallocate all */ select 2"), "2"},
+		{"s1 after the comment", runS1, "41"},
+		{"DEALLOCATE ALL in an aborted transaction", q("begin", "select 1/0", "deallocate all", "rollback"), "error,error"},
+		{"s1 after the aborted one", runS1, "41"},
+		{"a failed DEALLOCATE ALL, then one that runs", q("select 1/0; deallocate all", "deallocate all"), "error"},
+		{"s1 after the second", runS1, "error"},
+		{"prepare s1 again", prepare, "41"},
+		{"an error after DEALLOCATE ALL", q("deallocate all; select 1/0"), "error"},
+		{"s1 after it ran", runS1, "error"},
+		{"prepare s1 again", prepare, "41"},
+		{"DISCARD ALL", q("discard all"), ""},
+		{"s1 after DISCARD ALL", runS1, "error"},
+	})
+}
+
+// scriptStep is one write of a script and the answers it must get.
+type scriptStep struct {
+	what string
+	in   []byte // messages in framed's input form
+	want string // the DataRow values and "error"s, comma-separated
+}
+
+// runScript sends the steps direct to PostgreSQL and through the proxy
+// (transaction mode, one server; goroutines and the event loop), one
+// connection each, and checks every answer on all three.
+func runScript(t *testing.T, steps []scriptStep) {
+	c := pgtest.Shared(t)
 	run := func(t *testing.T, addr string) {
 		a := dialRaw(t, addr)
 		for _, st := range steps {
-			if _, err := a.conn.Write(framed(bytes.Join(append(st.ms, msg('S')), nil))); err != nil {
+			if _, err := a.conn.Write(framed(st.in)); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(a.answers(t, 1), ","); got != st.want {
+			if got := strings.Join(a.answers(t, readyCount(st.in)), ","); got != st.want {
 				t.Errorf("%s: %q, want %q", st.what, got, st.want)
 			}
 		}
@@ -468,61 +512,33 @@ func TestSkippedParseAndClose(t *testing.T) {
 	}
 }
 
-// A DEALLOCATE ALL that does not run (an error before it in the same
-// Query, an aborted transaction, or only a comment naming it) leaves the
-// client's statements in PostgreSQL, so the proxy must keep them too; one
-// that runs drops them even when the Query fails after it. The proxy
-// dropped them as soon as it saw the words.
-func TestDeallocateAllThatDidNotRun(t *testing.T) {
-	c := pgtest.Shared(t)
-	parse := msg('P', "s1\x00select 41\x00\x00\x00")
-	bindExec := msg('B', "\x00s1\x00\x00\x00\x00\x00\x00\x00")
-	bindExec = append(bindExec, msg('E', "\x00\x00\x00\x00\x00")...)
-	sync := msg('S')
-	q := func(sql string) []byte { return msg('Q', sql+"\x00") }
-	steps := []struct {
-		what string
-		in   []byte
-		want string
-	}{
-		{"prepare s1", bytes.Join([][]byte{parse, bindExec, sync}, nil), "41"},
-		{"an error before DEALLOCATE ALL", q("select 1/0; deallocate all"), "error"},
-		{"s1 after it", append(bindExec, sync...), "41"},
-		{"DEALLOCATE ALL only in a comment", q("/* deallocate all */ select 2"), "2"},
-		{"s1 after the comment", append(bindExec, sync...), "41"},
-		{"DEALLOCATE ALL in an aborted transaction", bytes.Join([][]byte{q("begin"), q("select 1/0"), q("deallocate all"), q("rollback")}, nil), "error,error"},
-		{"s1 after the aborted one", append(bindExec, sync...), "41"},
-		{"a failed DEALLOCATE ALL, then one that runs", bytes.Join([][]byte{q("select 1/0; deallocate all"), q("deallocate all")}, nil), "error"},
-		{"s1 after the second", append(bindExec, sync...), "error"},
-		{"prepare s1 again", bytes.Join([][]byte{parse, bindExec, sync}, nil), "41"},
-		{"an error after DEALLOCATE ALL", q("deallocate all; select 1/0"), "error"},
-		{"s1 after it ran", append(bindExec, sync...), "error"},
-		{"prepare s1 again", bytes.Join([][]byte{parse, bindExec, sync}, nil), "41"},
-		{"DISCARD ALL", q("discard all"), ""},
-		{"s1 after DISCARD ALL", append(bindExec, sync...), "error"},
-	}
-	run := func(t *testing.T, addr string) {
-		a := dialRaw(t, addr)
-		for _, st := range steps {
-			if _, err := a.conn.Write(framed(st.in)); err != nil {
-				t.Fatal(err)
+// synced joins messages and ends them with a Sync.
+func synced(ms ...[]byte) []byte {
+	return append(bytes.Join(ms, nil), msg('S')...)
+}
+
+// readyCount is how many ReadyForQuery messages the messages in in
+// (framed's input form) are answered with: one per Sync, and one per
+// Query not behind extended-protocol messages before their Sync (the
+// scripts put a Query there only behind a failing message, so that
+// PostgreSQL skips it).
+func readyCount(in []byte) (n int) {
+	extended := false
+	for len(in) >= 2 {
+		switch in[0] {
+		case 'S':
+			n++
+			extended = false
+		case 'Q':
+			if !extended {
+				n++
 			}
-			n := bytes.Count(st.in, []byte{'Q'}) // no Q byte in the SQL here
-			if bytes.HasSuffix(st.in, sync) {
-				n = 1
-			}
-			if got := strings.Join(a.answers(t, n), ","); got != st.want {
-				t.Errorf("%s: %q, want %q", st.what, got, st.want)
-			}
+		default:
+			extended = true
 		}
+		in = in[min(2+int(in[1]), len(in)):]
 	}
-	t.Run("direct", func(t *testing.T) { run(t, fmt.Sprintf("127.0.0.1:%d", c.Port)) })
-	for _, loop := range []bool{false, true} {
-		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
-			r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: loop})
-			run(t, r.addr)
-		})
-	}
+	return n
 }
 
 // A fastpath FunctionCall of a session advisory lock or of set_config

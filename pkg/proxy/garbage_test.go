@@ -547,6 +547,21 @@ func readyCount(in []byte) (n int) {
 // runs with the setting.
 func TestFastpathPins(t *testing.T) {
 	int8arg := binary.BigEndian.AppendUint64(nil, 77)
+	// a user function may change anything; this one a setting
+	var userFn uint32
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.Shared(t).URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `create or replace function qpr_fastpath_set() returns text language sql
+		as $$ select set_config('work_mem', '4321kB', false) $$`); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `select 'qpr_fastpath_set'::regproc::oid`).Scan(&userFn); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name  string
 		call  pgproto3.FunctionCall
@@ -557,6 +572,7 @@ func TestFastpathPins(t *testing.T) {
 			"select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()", "1"},
 		{"set_config", pgproto3.FunctionCall{Function: 2078, Arguments: [][]byte{[]byte("statement_timeout"), []byte("4321"), []byte("false")}},
 			"show statement_timeout", "4321ms"},
+		{"a user function", pgproto3.FunctionCall{Function: userFn}, "show work_mem", "4321kB"},
 	} {
 		for _, loop := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/loop=%v", c.name, loop), func(t *testing.T) {

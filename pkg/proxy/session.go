@@ -960,7 +960,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if len(body) < 4 {
 			return out, bad
 		}
-		if s.rename && pinningFunctions[binary.BigEndian.Uint32(body)] {
+		if s.rename && pinsByFastpath(binary.BigEndian.Uint32(body)) {
 			s.pinned = true
 		}
 		s.push(entry{kind: kQuery, sql: "<function call>", start: now})

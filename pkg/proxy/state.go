@@ -37,6 +37,17 @@ var pinningFunctions = map[uint32]bool{
 	2889: true, // pg_try_advisory_lock_shared(integer, integer)
 }
 
+// firstNormalOID is PostgreSQL's FirstNormalObjectId: objects made after
+// initdb (user and extension functions) have OIDs from here on.
+const firstNormalOID = 16384
+
+// pinsByFastpath tells whether a fastpath FunctionCall of the function
+// with this OID pins the client: one of pinningFunctions, or any function
+// not built in, whose effects the proxy cannot know.
+func pinsByFastpath(oid uint32) bool {
+	return oid >= firstNormalOID || pinningFunctions[oid]
+}
+
 // pins reports whether sql pins the client to its server.
 func pins(sql string) bool {
 	return scanWords(sql).pin && pinPattern.MatchString(sql)

@@ -926,9 +926,8 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		// PostgreSQL skips a Query pipelined behind an extended-protocol
 		// message that fails before the next Sync: then what the Query
 		// would have dropped is given back (skipToSync).
-		skippable := s.extendedRun()
 		prev := 0
-		if skippable {
+		if s.extendedRun() {
 			prev = s.saveUnnamed()
 		}
 		s.push(entry{kind: kQuery, sql: sql, start: now, prev: prev})

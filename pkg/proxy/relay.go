@@ -323,6 +323,12 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		ev = s.event(head, rows, "")
 		s.pop()
 	case 'E':
+		if head != nil && head.probe {
+			// The proxy's own Parse failed: the Query behind it decides.
+			act = swallow
+			s.skipToSync()
+			break
+		}
 		code := errorCode(body)
 		s.failed = true
 		if sev := errorSeverity(body); sev == "FATAL" || sev == "PANIC" {
@@ -334,7 +340,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		if head == nil {
 			break // an asynchronous error (FATAL at shutdown); the server closes next
 		}
-		if head.kind == kParse && head.action == renameError {
+		if head.errTo != "" {
 			act = renameError
 			s.errBuf = appendMsg(s.errBuf[:0], 'E', bytes.ReplaceAll(body, []byte(`"`+head.errFrom+`"`), []byte(`"`+head.errTo+`"`)))
 		}
@@ -370,17 +376,22 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		if len(body) != 1 {
 			return 0, false, nil, errors.New("malformed ReadyForQuery")
 		}
+		if head.probe {
+			act = swallow // the Query it was sent for follows
+			s.txStatus = body[0]
+			s.pop()
+			break
+		}
 		if head.kind == kQuery {
 			ev = s.event(head, head.rows, head.code)
 			if head.code != "" {
 				s.undrop(head)
 			}
-			if head.stmtsBefore != nil && !s.namesChangedLater() {
+			if head.stmtsBefore != nil {
 				// DEALLOCATE ALL or DISCARD ALL did not run (an error
 				// before it, or only a comment naming it): PostgreSQL
-				// kept the statements. Nothing planned after the Query
-				// changed a name, so they are given back as they were.
-				maps.Copy(s.stmts, head.stmtsBefore)
+				// kept the statements.
+				s.giveBackAll(head.stmtsBefore)
 			}
 		}
 		s.pop()
@@ -451,10 +462,25 @@ func (s *session) push(e entry) {
 func (s *session) skipToSync() {
 	s.undoStatements()
 	failed, restored := true, false
+	// What the skipped messages did to the server's statement list is
+	// undone newest first: an eviction in the run may have made room for
+	// a statement only a skipped Parse put there, and must not bring it
+	// back; undone after that Parse, it brings back only what the server
+	// had before the run.
+	type undo struct {
+		name  string
+		evict bool // an eviction's Close (else a Parse)
+	}
+	var undos []undo
 	for len(s.queue) > 0 && s.queue[0].kind != kSync {
 		e := s.queue[0]
 		switch {
-		case (e.kind == kParse && e.unnamed && e.stmt == nil || e.kind == kQuery && e.prev > 0) && !failed:
+		case e.unnamed && e.stmt == nil && e.action == swallow:
+			// ensureUnnamed's Parse or Close, failed or skipped: the
+			// client's unnamed statement stays as it was, the server's
+			// is not it
+			s.unnamedLive = false
+		case (e.kind == kParse && e.unnamed && e.stmt == nil || (e.kind == kQuery || e.kind == kClose) && e.prev > 0) && !failed:
 			// skipped: PostgreSQL keeps the unnamed statement it had
 			if !restored && e.prev > 0 {
 				s.restoreUnnamed(e.prev)
@@ -462,7 +488,7 @@ func (s *session) skipToSync() {
 			}
 		case e.unnamed && e.stmt != nil && (e.kind == kParse || e.kind == kClose): // a cached unnamed statement's Parse, or the Close standing in
 			if e.kind == kParse {
-				s.sst.stmts.Remove(e.stmt.server)
+				undos = append(undos, undo{name: e.stmt.server})
 			}
 			if s.ucache == e.stmt {
 				s.dropCachedUnnamed()
@@ -472,18 +498,37 @@ func (s *session) skipToSync() {
 			// failed or skipped: the server's unnamed statement is not the client's
 			s.unnamedValid, s.unnamedLive = false, false
 		case e.kind == kParse && e.stmt != nil:
-			s.sst.stmts.Remove(e.stmt.server)
+			undos = append(undos, undo{name: e.stmt.server})
 		case e.kind == kClose && e.evict != "":
-			s.sst.stmts.Add(e.evict, struct{}{})
+			undos = append(undos, undo{name: e.evict, evict: true})
 		}
-		if failed && e.unnamed && (e.kind == kParse || e.kind == kClose) {
+		if failed && e.unnamed && (e.kind == kParse || e.kind == kClose) && e.action != swallow {
 			restored = true // the Parse failed: the client has no unnamed statement
 		}
 		failed = false
 		s.pop()
 	}
+	for i := len(undos) - 1; i >= 0; i-- {
+		if u := undos[i]; u.evict {
+			s.sst.stmts.Add(u.name, struct{}{})
+		} else {
+			s.forgetSkipped(u.name)
+		}
+	}
 	if len(s.queue) == 0 {
 		s.skipping = true
+	}
+}
+
+// forgetSkipped drops a statement whose Parse the server skipped or
+// refused from what the proxy knows of the server. The server may still
+// have it all the same: parsed by a message before the failure, with the
+// Close that was to precede this Parse skipped too (closeFirst, an
+// eviction). So the next Parse of it there closes it first.
+func (s *session) forgetSkipped(name string) {
+	s.sst.stmts.Remove(name)
+	if _, marked := s.sst.closeBefore[name]; !marked {
+		s.sst.stale(name, s.p.stmtSeq.Add(1))
 	}
 }
 
@@ -497,15 +542,29 @@ func (s *session) undrop(e *entry) {
 	}
 }
 
-// namesChangedLater tells whether a message queued behind the head
-// changed the client's named statements.
-func (s *session) namesChangedLater() bool {
+// giveBackAll gives the client back the statements a DEALLOCATE ALL or
+// DISCARD ALL at the head of the queue made it forget, when it did not
+// run. When nothing queued behind it changed a name they are simply put
+// back. When the next change is another DEALLOCATE ALL or DISCARD ALL,
+// that one decides: it carries them, to give them back in turn should it
+// not run either. After any other change they stay forgotten
+// (docs/qprouter.md): which names that change would have met is not known.
+func (s *session) giveBackAll(before map[string]*stmt) {
 	for i := 1; i < len(s.queue); i++ {
-		if e := &s.queue[i]; e.stmtName != "" || e.stmtsBefore != nil {
-			return true
+		e := &s.queue[i]
+		if e.stmtName != "" {
+			return
+		}
+		if e.stmtsBefore != nil {
+			for name, st := range before {
+				if _, ok := e.stmtsBefore[name]; !ok {
+					e.stmtsBefore[name] = st
+				}
+			}
+			return
 		}
 	}
-	return false
+	maps.Copy(s.stmts, before)
 }
 
 // droppedAll tells whether a CommandComplete body is that of DEALLOCATE

@@ -53,10 +53,12 @@ type entry struct {
 	start  time.Time // Query and Execute: when forwarded
 	rows   int64     // Query: rows so far
 	code   string    // Query: first SQLSTATE
-	// Parse: the server name to replace by the client's (renameError);
+	// Parse (renameError) and Bind of a named statement: the server name
+	// to replace by the client's in an ErrorResponse;
 	// Bind and Describe of a cached unnamed statement: its server name
 	errFrom, errTo string
-	// Parse of the unnamed statement, or the Close standing in for it;
+	// Parse of the unnamed statement, or the Close standing in for it
+	// (also ensureUnnamed's Parse or Close of it, action swallow);
 	// Bind and Describe of a cached one (Options.CacheUnnamed)
 	unnamed bool
 	// prev is the client's unnamed statement before this unnamed Parse (or
@@ -77,6 +79,10 @@ type entry struct {
 	// them all (DEALLOCATE ALL, DISCARD ALL); nil once its answer shows
 	// that it ran.
 	stmtsBefore map[string]*stmt
+	// probe: a Parse and its Sync that the proxy sends on its own, ahead
+	// of a client's Query, answers and error alike kept from the client
+	// (see session.probe).
+	probe bool
 }
 
 // stmt is a client's named prepared statement.
@@ -123,7 +129,8 @@ func newServerState() *serverState {
 }
 
 // dummyClose is the statement name of a Close sent only for its
-// CloseComplete; nothing is ever prepared under it.
+// CloseComplete. Nothing stays prepared under it: a Parse under it (to
+// have the server judge a text) is always followed by its Close.
 const dummyClose = "qpr_none"
 
 type session struct {
@@ -829,7 +836,7 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 			return false, nil
 		}
 		query, params, ok := cstring(rest)
-		if !ok {
+		if !ok || !s.onlyPreparesAhead() {
 			return false, nil
 		}
 		<-s.done // the last server goroutine has finished writing to the client
@@ -880,6 +887,40 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 		return true, s.cw.Flush()
 	}
 	return false, nil
+}
+
+// onlyPreparesAhead reports whether every message the client has already
+// sent behind the current one is a named Parse or Close, a Sync or a
+// Flush. Only then is a named Parse answered without a server: with a
+// Bind, Describe, Execute or Query in the same write a server is taken
+// anyway, and taking it at the Parse lets a syntax error come back there,
+// where PostgreSQL reports it, instead of at the Bind or Describe.
+func (s *session) onlyPreparesAhead() bool {
+	buf, _ := s.br.Peek(s.br.Buffered())
+	for len(buf) > 0 {
+		if len(buf) < 5 {
+			return false // not known yet: the server decides
+		}
+		switch buf[0] {
+		case 'S', 'H':
+		case 'P':
+			if len(buf) < 6 || buf[5] == 0 {
+				return false // the unnamed statement, or not known yet
+			}
+		case 'C':
+			if len(buf) < 7 || buf[5] != 'S' || buf[6] == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+		n := 1 + int(binary.BigEndian.Uint32(buf[1:5]))
+		if n < 5 || n > len(buf) {
+			return n > len(buf) // a named Parse or Close still arriving
+		}
+		buf = buf[n:]
+	}
+	return true
 }
 
 // flushServer sends what handle buffered for the server.
@@ -933,13 +974,13 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.push(entry{kind: kQuery, sql: sql, start: now, prev: prev})
 		s.ucache = nil
 		s.unnamedValid, s.unnamedLive = false, true // a Query drops the unnamed statement
-		if name, ok := deallocateName(sql); ok && s.txStatus != 'E' {
+		if name, ok := deallocateName(sql); ok {
 			if st := s.stmts[name]; st != nil {
 				// The server knows it by its server name: make sure it has
 				// it, then deallocate that.
 				e := s.queue[len(s.queue)-1]
 				s.queue = s.queue[:len(s.queue)-1]
-				out = s.ensure(out, st)
+				out = s.probe(out, st)
 				delete(s.stmts, name)
 				s.sst.stmts.Remove(st.server)
 				// PostgreSQL may not run it (pipelined behind a message
@@ -1006,11 +1047,16 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if s.rename && pins(query) {
 			s.pinned = true
 		}
-		if name == "" && s.rename && s.p.opts.CacheUnnamed && s.groupStart() {
-			if st := s.cachedUnnamed(query, params); st != nil {
-				return s.parseCachedUnnamed(out, st), nil
+		if name == "" && s.rename && s.p.opts.CacheUnnamed {
+			// Taken from the cache only where nothing before it can fail
+			// any more and the transaction is known not to be aborted
+			// (where PostgreSQL refuses the Parse).
+			if s.groupStart() && s.notAborted() {
+				if st := s.cachedUnnamed(query, params); st != nil {
+					return s.parseCachedUnnamed(out, st), nil
+				}
 			}
-			s.ucache = nil
+			s.ucache = nil // the server's unnamed statement is the client's
 		}
 		if !s.rename || name == "" {
 			s.push(entry{kind: kParse, unnamed: name == "", prev: prev})
@@ -1029,8 +1075,18 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		st.ops = varOps(query)
 		s.stmts[name] = st
 		if s.serverHas(st) {
-			s.cacheOp("hit")
-			s.push(entry{kind: kClose, action: asParseComplete, stmtName: name})
+			if s.notAborted() {
+				s.cacheOp("hit")
+				s.push(entry{kind: kClose, action: asParseComplete, stmtName: name})
+				return appendClose(out, 'S', dummyClose), nil
+			}
+			// The transaction may be aborted, where PostgreSQL refuses
+			// every Parse (25P02): the server parses the text under a
+			// throwaway name and drops it again, so that it decides,
+			// and its copy stays untouched either way.
+			s.push(entry{kind: kParse, stmtName: name})
+			s.push(entry{kind: kClose, action: swallow})
+			out = appendParse(out, dummyClose, query, params)
 			return appendClose(out, 'S', dummyClose), nil
 		}
 		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name}), nil
@@ -1062,7 +1118,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return append(out, raw...), nil
 		}
 		out = s.ensure(out, st)
-		s.push(entry{kind: kBind, stmt: st})
+		// A Bind that does not fit the statement (parameter or format
+		// counts) is refused with an error naming it: the client's name.
+		s.push(entry{kind: kBind, stmt: st, errFrom: st.server, errTo: name})
 		return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
 	case 'D':
 		if len(body) < 2 {
@@ -1109,9 +1167,17 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if body[0] == 'S' && name != "" && s.rename {
 			e.stmtName, e.before = name, s.stmts[name]
 		}
+		if body[0] == 'S' && name == "" && s.rename {
+			e.prev = s.saveUnnamed() // given back if the server skips the Close
+		}
 		s.push(e)
 		if body[0] == 'S' && name == "" {
 			s.dropCachedUnnamed()
+			if s.rename {
+				// The client has no unnamed statement any more, and once
+				// this Close has run neither has the server.
+				s.unnamedValid, s.unnamedLive = false, true
+			}
 		}
 		if !s.rename || body[0] != 'S' || name == "" {
 			if body[0] == 'P' {
@@ -1147,7 +1213,7 @@ func (s *session) ensureUnnamed(out []byte) []byte {
 	}
 	s.unnamedLive = true
 	if !s.unnamedValid {
-		s.push(entry{kind: kClose, action: swallow})
+		s.push(entry{kind: kClose, action: swallow, unnamed: true})
 		return appendClose(out, 'S', "")
 	}
 	s.push(entry{kind: kParse, action: swallow, unnamed: true})
@@ -1162,6 +1228,49 @@ func (s *session) ensure(out []byte, st *stmt) []byte {
 		return out
 	}
 	return s.parseOn(out, st, entry{kind: kParse, action: swallow, stmt: st})
+}
+
+// probe makes sure the server has st ahead of a simple Query that names
+// it, with a Parse and a Sync of its own whose answers the client never
+// sees. A Parse injected without the Sync would, should it fail (in an
+// aborted transaction, or a text that no longer parses), make the server
+// skip the Query and wait for a Sync the client never sends.
+//
+// Behind extended-protocol messages not yet synced the Parse goes without
+// the Sync: a Sync there would end the skipping that a failure among them
+// starts, and run what PostgreSQL would skip. (Should that Parse fail
+// while the messages before it did not, the server waits for the
+// client's next Sync before it answers the Query.)
+func (s *session) probe(out []byte, st *stmt) []byte {
+	if s.extendedRun() {
+		return s.ensure(out, st)
+	}
+	if s.serverHas(st) {
+		s.cacheOp("hit")
+		return out
+	}
+	out = s.parseOn(out, st, entry{kind: kParse, action: swallow, stmt: st, probe: true})
+	s.push(entry{kind: kSync, probe: true})
+	return append(out, 'S', 0, 0, 0, 4)
+}
+
+// statusKnown tells whether the transaction status a message planned now
+// runs under is known: no ReadyForQuery is still to come before it.
+func (s *session) statusKnown() bool {
+	for i := range s.queue {
+		if k := s.queue[i].kind; k == kSync || k == kQuery {
+			return false
+		}
+	}
+	return true
+}
+
+// notAborted tells whether a message planned now is known to run outside
+// an aborted transaction. A Parse answered without the server parsing (a
+// statement it has) is right only then, since PostgreSQL refuses every
+// Parse in an aborted transaction (25P02).
+func (s *session) notAborted() bool {
+	return s.txStatus != 'E' && s.statusKnown()
 }
 
 // parseOn parses st on the current server under its server name (a cache

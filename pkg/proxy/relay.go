@@ -282,7 +282,17 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			return 0, false, nil, err
 		}
 		if head.action == renameError {
-			return 0, false, nil, fmt.Errorf("the server accepted %s twice", head.errFrom)
+			// The name was free after all: a Parse of it pipelined
+			// before this one failed, and PostgreSQL took this one. The
+			// server holds its text under the old statement's name: that
+			// copy is forgotten (closed before its next Parse there), and
+			// the client has the statement it parsed.
+			s.forgetSkipped(head.errFrom)
+			if head.fresh != nil {
+				s.stmts[head.errTo] = head.fresh
+			}
+			s.pop()
+			break
 		}
 		act = head.action
 		s.pop()
@@ -602,6 +612,29 @@ func (s *session) undoStatements() {
 				s.stmts[e.stmtName] = e.before
 			} else {
 				delete(s.stmts, e.stmtName)
+			}
+			if e.created != nil {
+				s.neverCreated(end, e.stmtName, e.created, e.before)
+			}
+		}
+	}
+}
+
+// neverCreated tells the entries queued behind the Sync at from (planned
+// before the failure was known) that the statement created under name by
+// a skipped Parse never existed: what they would give back under that
+// name (a failed DEALLOCATE, one of ALL) is what the name had before.
+func (s *session) neverCreated(from int, name string, created, before *stmt) {
+	for j := from; j < len(s.queue); j++ {
+		q := &s.queue[j]
+		if q.stmtName == name && q.before == created {
+			q.before = before
+		}
+		if q.stmtsBefore != nil && q.stmtsBefore[name] == created {
+			if before != nil {
+				q.stmtsBefore[name] = before
+			} else {
+				delete(q.stmtsBefore, name)
 			}
 		}
 	}

@@ -75,10 +75,17 @@ type entry struct {
 	// message (or fails the DEALLOCATE).
 	stmtName string
 	before   *stmt
+	// created: the statement a Parse of a free name gave the client
+	// (see neverCreated).
+	created *stmt
 	// stmtsBefore: the client's named statements before a Query dropped
 	// them all (DEALLOCATE ALL, DISCARD ALL); nil once its answer shows
 	// that it ran.
 	stmtsBefore map[string]*stmt
+	// fresh: for a Parse of a name in use (renameError), the statement it
+	// parses, the client's should the name turn out free after all (a
+	// Parse of it pipelined before this one failed).
+	fresh *stmt
 	// probe: a Parse and its Sync that the proxy sends on its own, ahead
 	// of a client's Query, answers and error alike kept from the client
 	// (see session.probe).
@@ -981,6 +988,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				e := s.queue[len(s.queue)-1]
 				s.queue = s.queue[:len(s.queue)-1]
 				out = s.probe(out, st)
+				// Its Parse may yet fail, pipelined: then PostgreSQL
+				// reports the client's name as missing.
+				e.errFrom, e.errTo = st.server, name
 				delete(s.stmts, name)
 				s.sst.stmts.Remove(st.server)
 				// PostgreSQL may not run it (pipelined behind a message
@@ -1067,7 +1077,10 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			// refuse its own name for the statement, reported under the
 			// client's.
 			out = s.ensure(out, old)
-			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name})
+			fresh := newStmt(name, query, params)
+			fresh.born = s.p.stmtSeq.Add(1)
+			fresh.ops = varOps(query)
+			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name, fresh: fresh})
 			return appendParse(out, old.server, query, params), nil
 		}
 		st := newStmt(name, query, params)
@@ -1077,19 +1090,19 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if s.serverHas(st) {
 			if s.notAborted() {
 				s.cacheOp("hit")
-				s.push(entry{kind: kClose, action: asParseComplete, stmtName: name})
+				s.push(entry{kind: kClose, action: asParseComplete, stmtName: name, created: st})
 				return appendClose(out, 'S', dummyClose), nil
 			}
 			// The transaction may be aborted, where PostgreSQL refuses
 			// every Parse (25P02): the server parses the text under a
 			// throwaway name and drops it again, so that it decides,
 			// and its copy stays untouched either way.
-			s.push(entry{kind: kParse, stmtName: name})
+			s.push(entry{kind: kParse, stmtName: name, created: st})
 			s.push(entry{kind: kClose, action: swallow})
 			out = appendParse(out, dummyClose, query, params)
 			return appendClose(out, 'S', dummyClose), nil
 		}
-		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name}), nil
+		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name, created: st}), nil
 	case 'B':
 		portalName, rest, ok := cstring(body)
 		if !ok {

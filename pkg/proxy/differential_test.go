@@ -107,7 +107,7 @@ func (g *diffGen) steps(n int) []diffStep {
 		out = append(out, st)
 	}
 	// Leave no transaction open, as a well-behaved client would.
-	return append(out, g.query("rollback"))
+	return append(out, query("rollback"))
 }
 
 // pipelined is how many more steps go in the same write: none unless
@@ -128,7 +128,8 @@ func (g *diffGen) step() diffStep {
 	return g.extended()
 }
 
-func (g *diffGen) query(sqls ...string) diffStep {
+// query sends simple Queries in one write.
+func query(sqls ...string) diffStep {
 	var in []byte
 	for _, s := range sqls {
 		in, _ = (&pgproto3.Query{String: s}).Encode(in)
@@ -145,7 +146,7 @@ func (g *diffGen) simple() diffStep {
 		}
 		sqls = append(sqls, g.text(s))
 	}
-	return g.query(sqls...)
+	return query(sqls...)
 }
 
 func (g *diffGen) extended() diffStep {
@@ -463,8 +464,6 @@ func (b *stepBuilder) S() diffStep {
 }
 
 func ext() *stepBuilder { return &stepBuilder{} }
-
-func query(sqls ...string) diffStep { return (&diffGen{}).query(sqls...) }
 
 // pipeline sends steps in one write.
 func pipeline(steps ...diffStep) diffStep {

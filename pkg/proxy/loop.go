@@ -303,11 +303,21 @@ func (s *session) onClientReady() {
 	}
 }
 
-// serveMessages handles the next n client messages, all buffered. It
-// returns false when the session went back to its goroutine or waits
-// for a server.
+// serveMessages handles the next n client messages, all buffered, or
+// those before a fence (fence.go). It returns false when the session went
+// back to its goroutine or waits for a server.
 func (s *session) serveMessages(n int) bool {
 	for range n {
+		next, _ := s.br.Peek(min(6, s.br.Buffered()))
+		s.mu.Lock()
+		wait := len(next) >= 5 && s.mustWait(next[0], next[5:])
+		s.mu.Unlock()
+		if wait {
+			s.p.fenceWaits.Add(1)
+			// The rest waits for the answers so far (fence.go): relayed
+			// by afterBatch, then read again from the buffer.
+			return true
+		}
 		typ, body, err := s.fr.Next()
 		s.counted()
 		if err != nil {

@@ -211,6 +211,7 @@ type Proxy struct {
 	// PreparedPerServer, changed by SetLimits.
 	maxClients, prepared atomic.Int64
 	loopTxns             atomic.Int64 // answers relayed to ReadyForQuery on the event loop
+	fenceWaits           atomic.Int64 // client messages held at a fence (fence.go)
 	loopWelc             atomic.Int64 // sessions welcomed on the event loop
 	loopEnds             atomic.Int64 // sessions ended on the event loop
 	nextLoop             atomic.Uint64
@@ -276,6 +277,11 @@ func New(opts Options) (*Proxy, error) {
 // relayed on the event loop (Options.Loop) rather than by a session's
 // goroutine.
 func (p *Proxy) LoopTransactions() int64 { return p.loopTxns.Load() }
+
+// FenceWaits counts the times a pipelined client message was held until
+// the answers to an earlier Sync group that changed statement names had
+// come (fence.go).
+func (p *Proxy) FenceWaits() int64 { return p.fenceWaits.Load() }
 
 // LoopSessions counts the sessions welcomed on the event loop (accepted
 // and authenticated there, Serve's listener detached to it) and, of

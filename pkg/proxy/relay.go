@@ -450,6 +450,7 @@ func (s *session) pop() {
 	}
 	s.queue[0] = entry{}
 	s.queue = s.queue[1:]
+	s.fenceReached()
 }
 
 // push adds an answer to expect. Popping moves queue's start forward, so
@@ -459,6 +460,7 @@ func (s *session) push(e entry) {
 	if len(s.queue) == 0 {
 		s.queue = s.qmem[:0]
 	}
+	s.noteEntry(&e)
 	q := s.queue
 	s.queue = append(s.queue, e)
 	if len(q) == 0 || cap(s.queue) != cap(q) { // s.queue is new or at its array's front
@@ -485,6 +487,13 @@ func (s *session) skipToSync() {
 	for len(s.queue) > 0 && s.queue[0].kind != kSync {
 		e := s.queue[0]
 		switch {
+		case e.seq <= s.fc.uclear && (e.unnamed || e.prev > 0):
+			// A Parse of the unnamed statement that began a later group,
+			// already planned, decides the client's unnamed statement
+			// (fence.go); only the server's list is put right.
+			if e.kind == kParse && e.stmt != nil {
+				undos = append(undos, undo{name: e.stmt.server})
+			}
 		case e.unnamed && e.stmt == nil && e.action == swallow:
 			// ensureUnnamed's Parse or Close, failed or skipped: the
 			// client's unnamed statement stays as it was, the server's

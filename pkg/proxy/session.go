@@ -90,6 +90,10 @@ type entry struct {
 	// of a client's Query, answers and error alike kept from the client
 	// (see session.probe).
 	probe bool
+	// seq numbers the entries in the order planned; ends: the answer
+	// ends a Sync group, whatever fails before it (fence.go).
+	seq  uint64
+	ends bool
 }
 
 // stmt is a client's named prepared statement.
@@ -201,6 +205,7 @@ type session struct {
 	// once).
 	ucache      *stmt
 	uprev       []unnamedState // see entry.prev; emptied with the queue
+	fc          fenceState     // fence.go
 	useen       map[string]*stmt
 	ucKey       string
 	errBuf      []byte // a rewritten ErrorResponse (renameError), relay goroutine only
@@ -795,6 +800,19 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 	if err != nil {
 		return err
 	}
+	for s.rename && s.mustWait(typ, body) {
+		s.mu.Unlock()
+		if s.lp.inLoop {
+			return errNeedGoroutine // serveMessages waits there first; not reached
+		}
+		s.p.fenceWaits.Add(1)
+		if err := s.awaitFence(); err != nil {
+			return err
+		}
+		if srv, err = s.lockServer(sql); err != nil {
+			return err
+		}
+	}
 	s.answered = false // the server answers from here on
 	out, err := s.plan(typ, body, raw)
 	s.out = out[:0]
@@ -1367,6 +1385,7 @@ func (s *session) noteSQL(sql string) (ops []varOp) {
 			before := make(map[string]*stmt, len(s.stmts))
 			maps.Copy(before, s.stmts)
 			s.queue[len(s.queue)-1].stmtsBefore = before
+			s.noteChange()
 			clear(s.stmts)
 		}
 	}

@@ -88,7 +88,7 @@ func (s *session) groupStart() bool {
 		return false
 	}
 	n := len(s.queue)
-	return n == 0 || s.queue[n-1].kind == kSync || s.queue[n-1].kind == kQuery
+	return n == 0 || s.queue[n-1].ends
 }
 
 // unnamedState is the client's unnamed statement as the proxy knows it.

@@ -1,0 +1,69 @@
+package proxy_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// A pipeline of Sync groups that each parse the unnamed statement runs
+// without waiting between groups (postgres.js with prepare: false); one
+// whose groups parse named statements waits after each such group for its
+// answers (fence.go), and still gets every answer right.
+func TestFenceHoldsOnlyNamedChanges(t *testing.T) {
+	c := pgtest.Shared(t)
+	const groups = 20
+	bind := func(stmt string) []byte { return msg('B', "\x00"+stmt+"\x00\x00\x00\x00\x00\x00\x00") }
+	exec := msg('E', "\x00\x00\x00\x00\x00")
+	var want []string
+	var unnamedIn, namedIn []byte
+	for i := range groups {
+		sql := fmt.Sprintf("select %d", i)
+		unnamedIn = append(unnamedIn, synced(msg('P', "\x00"+sql+"\x00\x00\x00"), bind(""), exec)...)
+		name := fmt.Sprintf("s%d", i)
+		namedIn = append(namedIn, synced(msg('P', name+"\x00"+sql+"\x00\x00\x00"), bind(name), exec)...)
+		want = append(want, fmt.Sprint(i))
+	}
+	for _, loop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: loop})
+			a := dialRaw(t, r.addr)
+			send := func(in []byte) string {
+				if _, err := a.conn.Write(framed(in)); err != nil {
+					t.Fatal(err)
+				}
+				return strings.Join(a.answers(t, groups), ",")
+			}
+			before := r.FenceWaits()
+			if got := send(unnamedIn); got != strings.Join(want, ",") {
+				t.Fatalf("unnamed pipeline: %q", got)
+			}
+			if n := r.FenceWaits() - before; n != 0 {
+				t.Errorf("unnamed pipeline: %d waits at the fence, want none", n)
+			}
+			before = r.FenceWaits()
+			if got := send(namedIn); got != strings.Join(want, ",") {
+				t.Fatalf("named pipeline: %q", got)
+			}
+			if n := r.FenceWaits() - before; n != groups-1 {
+				t.Errorf("named pipeline: %d waits at the fence, want %d (one before each group after the first)", n, groups-1)
+			}
+			// Steady state: the statements exist; Bind and Execute alone
+			// change nothing and pipeline freely.
+			var again []byte
+			for i := range groups {
+				again = append(again, synced(bind(fmt.Sprintf("s%d", i)), exec)...)
+			}
+			before = r.FenceWaits()
+			if got := send(again); got != strings.Join(want, ",") {
+				t.Fatalf("prepared pipeline: %q", got)
+			}
+			if n := r.FenceWaits() - before; n != 0 {
+				t.Errorf("prepared pipeline: %d waits at the fence, want none", n)
+			}
+		})
+	}
+}

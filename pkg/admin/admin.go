@@ -68,6 +68,10 @@ type Options struct {
 	// Reload rereads the configuration. Nil: 501.
 	Reload func(ctx context.Context) error
 
+	// FenceWaits counts the pipelined client messages held until earlier
+	// answers came (sqp_fence_waits_total). Nil: not exported.
+	FenceWaits func() int64
+
 	// Health reports whether the proxy is serving. Nil: always healthy.
 	Health func() error
 

@@ -93,6 +93,12 @@ func newMetrics(o *Options) *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	if o.FenceWaits != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sqp_fence_waits_total",
+			Help: "Pipelined client messages held until the answers to an earlier Sync group that changed statement names they depend on.",
+		}, func() float64 { return float64(o.FenceWaits()) }))
+	}
 	m.pools.Store(&map[string]*poolChildren{})
 	m.routes.Store(&map[routeKey]prometheus.Counter{})
 	cache := map[string]prometheus.Counter{}

@@ -607,6 +607,25 @@ func TestDifferentialCases(t *testing.T) {
 			pipeline(ext().P("", "selec 12").S(), ext().P("", "select 13").S()),
 			ext().B("", "").E("").S(),
 		}},
+		{"a pipelined group parsing the text of a Parse skipped before it, under another name", []diffStep{
+			// one statement on the server for both names: the second waits
+			pipeline(ext().B("", "missing").P("a", "select 14").S(), ext().P("c", "select 14").B("", "c").E("").S()),
+			ext().B("", "a").E("").S(),
+		}},
+		{"a pipelined group parsing the text of a Parse that ran before a failure", []diffStep{
+			pipeline(ext().P("a", "select 15").B("", "a", "1").S(), ext().P("c", "select 15").B("", "c").E("").S()),
+			ext().B("", "a").E("").C('S', "c").S(),
+		}},
+		{"pipelined groups of unrelated names after a failed one", []diffStep{
+			ext().P("b", "select 16").S(),
+			pipeline(ext().B("", "missing").P("a", "select 17").C('S', "b").S(), ext().P("c", "select 18").B("", "c").E("").S(),
+				ext().B("", "b").E("").S(), ext().B("", "a").E("").S()),
+		}},
+		{"a pipelined group after a skipped eviction of its statement", []diffStep{
+			ext().P("a", "select 19").B("", "a").E("").P("b", "select 20").B("", "b").E("").S(),
+			pipeline(ext().B("", "missing").P("c", "select 21").P("d", "select 22").S(), ext().P("e", "select 19").B("", "e").E("").S()),
+			ext().B("", "b").E("").S(),
+		}},
 		{"a pipelined group after a skipped Close of the unnamed statement", []diffStep{
 			pipeline(ext().P("", "select 9").S(), ext().B("", "missing").C('S', "").S(), ext().B("", "").E("").S()),
 		}},

@@ -11,8 +11,13 @@ import "errors"
 // group planned on the assumption that they did would name statements
 // the server does not have, or miss ones it has. So once a group with such
 // a change is complete, the next message waits for that group's answers
-// before it is planned (the fence). Groups without changes (Bind, Execute,
-// Describe, Sync: a prepared pipeline's steady state) are planned at once.
+// before it is planned (the fence). Only a message whose plan depends on
+// what such a group changed waits: one naming a statement (by the client's
+// name, or by the server's, which statements of the same text share) that
+// the group parsed, closed or evicted, or any message that names one after
+// a DEALLOCATE ALL or DISCARD ALL. So groups that parse statements of new
+// names, or only Bind, Execute and Describe statements that exist (a
+// prepared pipeline's steady state), are planned at once.
 //
 // Changes to the unnamed statement alone fence less: a group that starts
 // with a Parse of the unnamed statement does not depend on them (that
@@ -36,6 +41,9 @@ type fenceState struct {
 	// unnamed Parse, making earlier unnamed changes irrelevant.
 	lastNamed, lastUnnamed uint64
 	nfence, ufence, uclear uint64
+	// lastEnd is the seq of the last entry that ends a group; target that
+	// of the last entry the message at hand waits for (mustWait).
+	lastEnd, target uint64
 	// ch is closed when the answers have passed the fence (pop).
 	ch chan struct{}
 }
@@ -64,7 +72,7 @@ func (s *session) noteEntry(e *entry) {
 	// skipped with them when one fails: the group ends at the next Sync.
 	e.ends = e.kind == kSync || e.kind == kQuery && !s.extendedRun()
 	if e.ends {
-		f.nfence, f.ufence = f.lastNamed, f.lastUnnamed
+		f.nfence, f.ufence, f.lastEnd = f.lastNamed, f.lastUnnamed, f.seq
 	}
 }
 
@@ -78,14 +86,10 @@ func (s *session) noteChange() {
 	}
 }
 
-// fenced tells, with s.mu held, whether a change in a complete group is
-// still unanswered.
+// fenced tells, with s.mu held, whether the entry the message at hand
+// waits for is still unanswered.
 func (s *session) fenced() bool {
-	if len(s.queue) == 0 {
-		return false
-	}
-	head, f := s.queue[0].seq, &s.fc
-	return head <= f.nfence || head <= f.ufence && f.ufence > f.uclear
+	return len(s.queue) > 0 && s.queue[0].seq <= s.fc.target
 }
 
 // mustWait tells, with s.mu held, whether the client message typ with
@@ -94,10 +98,136 @@ func (s *session) mustWait(typ byte, body []byte) bool {
 	if len(s.queue) == 0 {
 		return false
 	}
+	f, head := &s.fc, s.queue[0].seq
 	if typ == 'P' && len(body) > 0 && body[0] == 0 && s.groupStart() {
-		s.fc.uclear = s.fc.seq
+		f.uclear = f.seq
 	}
-	return s.fenced()
+	f.target = 0
+	if head <= f.ufence && f.ufence > f.uclear {
+		f.target = f.ufence
+	}
+	if head <= f.nfence {
+		f.target = max(f.target, s.namedTarget(typ, body))
+	}
+	return head <= f.target
+}
+
+// namedTarget returns, with s.mu held, the seq of the last entry in a
+// complete group not yet answered whose change to named statements the
+// client message typ with body depends on (0: none).
+func (s *session) namedTarget(typ byte, body []byte) uint64 {
+	r, known := s.refsOf(typ, body)
+	if !known {
+		return s.fc.nfence
+	}
+	if r.client == "" && r.server == "" {
+		return 0
+	}
+	var t uint64
+	for i := range s.queue {
+		e := &s.queue[i]
+		if e.seq > s.fc.lastEnd {
+			break
+		}
+		if e.stmtsBefore != nil || r.touchedBy(e) {
+			t = e.seq
+		}
+	}
+	return t
+}
+
+// stmtRefs are the statement names a client message's plan reads: the
+// client's name and the server's name of the statement it means.
+type stmtRefs struct{ client, server string }
+
+// touchedBy tells whether entry e changes what r names, or may undo it:
+// the client's statement under that name, or the server's list.
+func (r stmtRefs) touchedBy(e *entry) bool {
+	if r.client != "" && (e.stmtName == r.client || e.action == renameError && e.errTo == r.client) {
+		return true
+	}
+	if r.server == "" {
+		return false
+	}
+	switch {
+	case e.kind == kParse && e.stmt != nil && e.stmt.server == r.server,
+		e.evict == r.server,
+		e.kind == kQuery && e.stmtName != "" && e.errFrom == r.server, // a DEALLOCATE
+		e.action == renameError && e.errFrom == r.server:
+		return true
+	}
+	return false
+}
+
+// refsOf returns, with s.mu held, the names the plan of the client
+// message typ with body reads, and false when it may read any (or the
+// body is not all there).
+func (s *session) refsOf(typ byte, body []byte) (r stmtRefs, known bool) {
+	// The statement a name means now; when the name itself is unsettled
+	// the message waits for its client name anyway.
+	serverOf := func(name string) string {
+		if st := s.stmts[name]; st != nil {
+			return st.server
+		}
+		return ""
+	}
+	cache := s.p.opts.CacheUnnamed // the unnamed statement may be a named one on the server
+	switch typ {
+	case 'P':
+		name, rest, ok := cstring(body)
+		if !ok {
+			return r, false
+		}
+		if name == "" {
+			return r, !cache
+		}
+		query, params, ok := cstring(rest)
+		if !ok {
+			return r, false
+		}
+		r.client, r.server = name, serverOf(name)
+		if r.server == "" {
+			r.server = serverName(query, params, "")
+		}
+	case 'B':
+		_, rest, ok := cstring(body)
+		if !ok {
+			return r, false
+		}
+		name, _, ok := cstring(rest)
+		if !ok || name == "" {
+			return r, ok && !cache
+		}
+		r.client, r.server = name, serverOf(name)
+	case 'D', 'C':
+		if len(body) < 2 {
+			return r, false
+		}
+		name, _, ok := cstring(body[1:])
+		if !ok || body[0] != 'S' {
+			return r, ok
+		}
+		if name == "" {
+			return r, !cache
+		}
+		r.client = name
+		if typ == 'D' {
+			r.server = serverOf(name)
+		}
+	case 'Q':
+		sql, _, ok := cstring(body)
+		if !ok || cache {
+			return r, false
+		}
+		if name, ok := deallocateName(sql); ok {
+			r.client, r.server = name, serverOf(name)
+			return r, true
+		}
+		if scanWords(sql).drop {
+			return r, false // DEALLOCATE ALL, DISCARD ALL: all of them
+		}
+	}
+	return r, true
 }
 
 // fenceReached wakes a message waiting at the fence, with s.mu held,

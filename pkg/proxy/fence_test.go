@@ -10,21 +10,25 @@ import (
 )
 
 // A pipeline of Sync groups that each parse the unnamed statement runs
-// without waiting between groups (postgres.js with prepare: false); one
-// whose groups parse named statements waits after each such group for its
-// answers (fence.go), and still gets every answer right.
+// without waiting between groups (postgres.js with prepare: false), and so
+// does one whose groups each parse a statement of a new name (postgres.js
+// with prepare: true); one whose groups parse and close the same name
+// waits after each such group for its answers (fence.go). All get every
+// answer right.
 func TestFenceHoldsOnlyNamedChanges(t *testing.T) {
 	c := pgtest.Shared(t)
 	const groups = 20
 	bind := func(stmt string) []byte { return msg('B', "\x00"+stmt+"\x00\x00\x00\x00\x00\x00\x00") }
 	exec := msg('E', "\x00\x00\x00\x00\x00")
 	var want []string
-	var unnamedIn, namedIn []byte
+	closeS := func(stmt string) []byte { return msg('C', "S"+stmt+"\x00") }
+	var unnamedIn, namedIn, reusedIn []byte
 	for i := range groups {
 		sql := fmt.Sprintf("select %d", i)
 		unnamedIn = append(unnamedIn, synced(msg('P', "\x00"+sql+"\x00\x00\x00"), bind(""), exec)...)
 		name := fmt.Sprintf("s%d", i)
 		namedIn = append(namedIn, synced(msg('P', name+"\x00"+sql+"\x00\x00\x00"), bind(name), exec)...)
+		reusedIn = append(reusedIn, synced(msg('P', "t\x00"+sql+"\x00\x00\x00"), bind("t"), exec, closeS("t"))...)
 		want = append(want, fmt.Sprint(i))
 	}
 	for _, loop := range []bool{false, true} {
@@ -48,11 +52,8 @@ func TestFenceHoldsOnlyNamedChanges(t *testing.T) {
 			if got := send(namedIn); got != strings.Join(want, ",") {
 				t.Fatalf("named pipeline: %q", got)
 			}
-			// One before each group after the first when the pipeline
-			// arrives in one read, as it does here; fewer if a group came
-			// after the answers to the one before.
-			if n := r.FenceWaits() - before; n < 1 || n > groups-1 {
-				t.Errorf("named pipeline: %d waits at the fence, want 1 to %d", n, groups-1)
+			if n := r.FenceWaits() - before; n != 0 {
+				t.Errorf("named pipeline: %d waits at the fence, want none", n)
 			}
 			// Steady state: the statements exist; Bind and Execute alone
 			// change nothing and pipeline freely.
@@ -66,6 +67,18 @@ func TestFenceHoldsOnlyNamedChanges(t *testing.T) {
 			}
 			if n := r.FenceWaits() - before; n != 0 {
 				t.Errorf("prepared pipeline: %d waits at the fence, want none", n)
+			}
+			// Each group parses the name the one before closed: its Parse
+			// waits for those answers.
+			before = r.FenceWaits()
+			if got := send(reusedIn); got != strings.Join(want, ",") {
+				t.Fatalf("reused-name pipeline: %q", got)
+			}
+			// One before each group after the first when the pipeline
+			// arrives in one read, as it does here; fewer if a group came
+			// after the answers to the one before.
+			if n := r.FenceWaits() - before; n < 1 || n > groups-1 {
+				t.Errorf("reused-name pipeline: %d waits at the fence, want 1 to %d", n, groups-1)
 			}
 		})
 	}

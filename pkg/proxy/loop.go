@@ -308,9 +308,15 @@ func (s *session) onClientReady() {
 // back to its goroutine or waits for a server.
 func (s *session) serveMessages(n int) bool {
 	for range n {
-		next, _ := s.br.Peek(min(6, s.br.Buffered()))
+		next, _ := s.br.Peek(min(5, s.br.Buffered()))
+		if len(next) == 5 {
+			// the whole message, for the names it reads (fence.go)
+			if m := 1 + int(binary.BigEndian.Uint32(next[1:])); m > 5 && m <= s.br.Buffered() {
+				next, _ = s.br.Peek(m)
+			}
+		}
 		s.mu.Lock()
-		wait := len(next) >= 5 && s.mustWait(next[0], next[5:])
+		wait := s.rename && len(next) >= 5 && s.mustWait(next[0], next[5:])
 		s.mu.Unlock()
 		if wait {
 			s.p.fenceWaits.Add(1)

@@ -52,6 +52,12 @@ func (s *session) dropCachedUnnamed() {
 // parameter types and key (the client's settings for a cached unnamed
 // statement; "" for a named one).
 func newStmtFor(client, query string, params []byte, key string) *stmt {
+	return &stmt{client: client, server: serverName(query, params, key), query: query, params: append([]byte(nil), params...)}
+}
+
+// serverName is the name a statement of query, params and key has on
+// the servers.
+func serverName(query string, params []byte, key string) string {
 	h := sha256.New()
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(query)))
@@ -60,7 +66,7 @@ func newStmtFor(client, query string, params []byte, key string) *stmt {
 	h.Write(params) // self-delimiting: a count, then that many OIDs
 	h.Write([]byte(key))
 	sum := h.Sum(nil)
-	return &stmt{client: client, server: "qpr_" + hex.EncodeToString(sum[:10]), query: query, params: append([]byte(nil), params...)}
+	return "qpr_" + hex.EncodeToString(sum[:10])
 }
 
 // parseCachedUnnamed plans the client's unnamed Parse of st: when the

@@ -22,7 +22,13 @@ func (s *Server) newAdmin() *admin.Server {
 		Pause:     func(_ context.Context, name string) error { return pause(s.proxy, name, true) },
 		Resume:    func(_ context.Context, name string) error { return pause(s.proxy, name, false) },
 		Reload:    func(context.Context) error { return s.Reload() },
-		Pprof:     s.cfg.Pprof,
+		FenceWaits: func() int64 {
+			if p := s.proxy; p != nil {
+				return p.FenceWaits()
+			}
+			return 0
+		},
+		Pprof: s.cfg.Pprof,
 	})
 }
 

@@ -120,7 +120,7 @@ func (s *session) namedTarget(typ byte, body []byte) uint64 {
 	if !known {
 		return s.fc.nfence
 	}
-	if r.client == "" && r.server == "" {
+	if r.client == "" && len(r.servers) == 0 {
 		return 0
 	}
 	var t uint64
@@ -137,24 +137,27 @@ func (s *session) namedTarget(typ byte, body []byte) uint64 {
 }
 
 // stmtRefs are the statement names a client message's plan reads: the
-// client's name and the server's name of the statement it means.
-type stmtRefs struct{ client, server string }
+// client's name, and server names: the statement it means and those an
+// eviction to make room for it may close.
+type stmtRefs struct {
+	client  string
+	servers []string
+}
 
 // touchedBy tells whether entry e changes what r names, or may undo it:
 // the client's statement under that name, or the server's list.
-func (r stmtRefs) touchedBy(e *entry) bool {
+func (r *stmtRefs) touchedBy(e *entry) bool {
 	if r.client != "" && (e.stmtName == r.client || e.action == renameError && e.errTo == r.client) {
 		return true
 	}
-	if r.server == "" {
-		return false
-	}
-	switch {
-	case e.kind == kParse && e.stmt != nil && e.stmt.server == r.server,
-		e.evict == r.server,
-		e.kind == kQuery && e.stmtName != "" && e.errFrom == r.server, // a DEALLOCATE
-		e.action == renameError && e.errFrom == r.server:
-		return true
+	for _, name := range r.servers {
+		switch {
+		case e.kind == kParse && e.stmt != nil && e.stmt.server == name,
+			e.evict == name,
+			e.kind == kQuery && e.stmtName != "" && e.errFrom == name, // a DEALLOCATE
+			e.action == renameError && e.errFrom == name:
+			return true
+		}
 	}
 	return false
 }
@@ -163,15 +166,8 @@ func (r stmtRefs) touchedBy(e *entry) bool {
 // message typ with body reads, and false when it may read any (or the
 // body is not all there).
 func (s *session) refsOf(typ byte, body []byte) (r stmtRefs, known bool) {
-	// The statement a name means now; when the name itself is unsettled
-	// the message waits for its client name anyway.
-	serverOf := func(name string) string {
-		if st := s.stmts[name]; st != nil {
-			return st.server
-		}
-		return ""
-	}
 	cache := s.p.opts.CacheUnnamed // the unnamed statement may be a named one on the server
+	server := ""
 	switch typ {
 	case 'P':
 		name, rest, ok := cstring(body)
@@ -185,9 +181,9 @@ func (s *session) refsOf(typ byte, body []byte) (r stmtRefs, known bool) {
 		if !ok {
 			return r, false
 		}
-		r.client, r.server = name, serverOf(name)
-		if r.server == "" {
-			r.server = serverName(query, params, "")
+		r.client = name
+		if server = s.serverOf(name); server == "" {
+			server = serverName(query, params, "")
 		}
 	case 'B':
 		_, rest, ok := cstring(body)
@@ -198,7 +194,7 @@ func (s *session) refsOf(typ byte, body []byte) (r stmtRefs, known bool) {
 		if !ok || name == "" {
 			return r, ok && !cache
 		}
-		r.client, r.server = name, serverOf(name)
+		r.client, server = name, s.serverOf(name)
 	case 'D', 'C':
 		if len(body) < 2 {
 			return r, false
@@ -211,23 +207,45 @@ func (s *session) refsOf(typ byte, body []byte) (r stmtRefs, known bool) {
 			return r, !cache
 		}
 		r.client = name
-		if typ == 'D' {
-			r.server = serverOf(name)
+		if typ == 'C' {
+			return r, true // only the client's name: the Close goes to no statement
 		}
+		server = s.serverOf(name)
 	case 'Q':
 		sql, _, ok := cstring(body)
 		if !ok || cache {
 			return r, false
 		}
-		if name, ok := deallocateName(sql); ok {
-			r.client, r.server = name, serverOf(name)
-			return r, true
+		name, ok := deallocateName(sql)
+		if !ok {
+			// DEALLOCATE ALL, DISCARD ALL: all of them
+			return r, !scanWords(sql).drop
 		}
-		if scanWords(sql).drop {
-			return r, false // DEALLOCATE ALL, DISCARD ALL: all of them
-		}
+		r.client, server = name, s.serverOf(name)
+	default:
+		return r, true
+	}
+	if server != "" {
+		r.servers = append(r.servers, server)
+	}
+	// A Parse on the server may first evict the least recently used:
+	// should that eviction be skipped, it is undone, which is right only
+	// if the statement's presence there is settled.
+	if n := s.sst.stmts.Len() - int(s.p.prepared.Load()) + 1; n > 0 {
+		keys := s.sst.stmts.Keys() // oldest first
+		r.servers = append(r.servers, keys[:min(n, len(keys))]...)
 	}
 	return r, true
+}
+
+// serverOf is the server's name of the client's statement name, "" when
+// the client has none; should the name be unsettled, the client's name
+// alone makes the message wait.
+func (s *session) serverOf(name string) string {
+	if st := s.stmts[name]; st != nil {
+		return st.server
+	}
+	return ""
 }
 
 // fenceReached wakes a message waiting at the fence, with s.mu held,

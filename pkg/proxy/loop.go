@@ -45,6 +45,10 @@ type loopState struct {
 	// past streamAfter the server socket gets a low-water mark (lowat).
 	streamed int
 	lowat    bool
+	// flushEnd: the batch just served ended with a Flush that went to the
+	// server, so its answer ends when the queue empties, with no
+	// ReadyForQuery (postgres.js describes a statement that way first).
+	flushEnd bool
 	evs      []QueryEvent // completed statements not yet observed
 	// obs are statements whose answers the loop sends at the end of its
 	// round of events; OnQuery sees them after that (RunDeferred). Loop
@@ -307,6 +311,7 @@ func (s *session) onClientReady() {
 // those before a fence (fence.go). It returns false when the session went
 // back to its goroutine or waits for a server.
 func (s *session) serveMessages(n int) bool {
+	s.lp.flushEnd = false
 	for range n {
 		next, _ := s.br.Peek(min(5, s.br.Buffered()))
 		if len(next) == 5 {
@@ -330,6 +335,7 @@ func (s *session) serveMessages(n int) bool {
 			s.handBack(nil)
 			return false
 		}
+		s.lp.flushEnd = typ == 'H'
 		if err := s.handle(typ, body, s.fr.Message()); err != nil {
 			if err == errNeedGoroutine || err == errWaitServer {
 				raw := s.fr.Message()
@@ -440,7 +446,7 @@ func (s *session) onWaitTimeout(ch chan *pool.Conn) {
 }
 
 // scanBatch counts the complete buffered client messages up to and
-// including the last Sync or Query. ok is false for anything the loop
+// including the last Sync, Query or Flush. ok is false for anything the loop
 // leaves to the goroutine: another message type or a bad length.
 func (s *session) scanBatch() (n int, ok bool) {
 	buf, _ := s.br.Peek(s.br.Buffered())
@@ -452,7 +458,7 @@ func (s *session) scanBatch() (n int, ok bool) {
 			return 0, false
 		}
 		switch typ {
-		case 'Q', 'P', 'B', 'D', 'E', 'C', 'S':
+		case 'Q', 'P', 'B', 'D', 'E', 'C', 'S', 'H':
 		default:
 			return 0, false
 		}
@@ -461,7 +467,7 @@ func (s *session) scanBatch() (n int, ok bool) {
 		}
 		i += 1 + l
 		count++
-		if typ == 'S' || typ == 'Q' {
+		if typ == 'S' || typ == 'Q' || typ == 'H' {
 			n = count
 		}
 	}
@@ -515,8 +521,8 @@ func (s *session) loopTake(srv *pool.Conn) bool {
 }
 
 // startRelayOnLoop relays the answers to what was just sent when they
-// end in ReadyForQuery and nothing else needs the goroutine (the
-// conditions of relayInline). It returns true when the session is idle
+// end in ReadyForQuery, or with the last answer expected after a Flush,
+// and nothing else needs the goroutine (the conditions of relayInline). It returns true when the session is idle
 // again and the client may be read.
 func (s *session) startRelayOnLoop() bool {
 	s.mu.Lock()
@@ -526,7 +532,7 @@ func (s *session) startRelayOnLoop() bool {
 		return true
 	}
 	last := s.queue[len(s.queue)-1].kind
-	if (last != kSync && last != kQuery) || s.pinned || s.clientCopying || s.reading {
+	if (last != kSync && last != kQuery && !s.lp.flushEnd) || s.pinned || s.clientCopying || s.reading {
 		s.mu.Unlock()
 		s.handBack(nil) // the goroutine's relayInline takes it from here
 		return false
@@ -625,6 +631,7 @@ func (s *session) relayOnLoop() bool {
 		srv.R.Discard(need)
 		s.mu.Lock()
 		act, release, ev, err := s.onServer(typ, body, srv)
+		flushed := s.lp.flushEnd && len(s.queue) == 0 && typ != 'Z'
 		s.mu.Unlock()
 		if err != nil {
 			if err != errStatementMode {
@@ -647,10 +654,12 @@ func (s *session) relayOnLoop() bool {
 			s.handBack(nil)
 			return false
 		}
-		if typ != 'Z' {
+		if typ != 'Z' && !flushed {
 			continue
 		}
-		s.p.loopTxns.Add(1)
+		if typ == 'Z' {
+			s.p.loopTxns.Add(1)
+		}
 		s.endStream()
 		if err := s.cw.Flush(); err != nil {
 			s.failOnLoop(srv, "", false)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/proxy"
@@ -256,5 +257,78 @@ func TestLoopPerPoolMode(t *testing.T) {
 	}
 	if w, _ := r.LoopSessions(); w == w0 || r.LoopTransactions() == l0 {
 		t.Errorf("transaction-mode client: %d sessions welcomed and %d answers relayed on the loop, want both", w-w0, r.LoopTransactions()-l0)
+	}
+}
+
+// TestEventLoopFlush: a client that describes a statement and waits on a
+// Flush before it binds and executes (postgres.js does so for every
+// statement whose parameter types it does not know yet) is served on the
+// loop throughout, with PostgreSQL's answers, also when the described
+// statement fails and only the Sync after it ends the group.
+func TestEventLoopFlush(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true})
+	a := dialRaw(t, r.addr)
+	kinds := func(until func(pgproto3.BackendMessage) bool) []string {
+		t.Helper()
+		if err := a.fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		a.conn.SetDeadline(time.Now().Add(10 * time.Second))
+		var got []string
+		for {
+			m, err := a.fe.Receive()
+			if err != nil {
+				t.Fatalf("after %q: %v", got, err)
+			}
+			k := fmt.Sprintf("%T", m)[len("*pgproto3."):]
+			if d, ok := m.(*pgproto3.DataRow); ok {
+				k += "(" + string(d.Values[0]) + ")"
+			}
+			got = append(got, k)
+			if until(m) {
+				return got
+			}
+		}
+	}
+	isRowDesc := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.RowDescription); return ok }
+	isError := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.ErrorResponse); return ok }
+	isReady := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.ReadyForQuery); return ok }
+	before := r.LoopTransactions()
+	const n = 40
+	for i := range n {
+		name := []string{"", "s" + strconv.Itoa(i)}[i%2] // unnamed, and named as with prepare: true
+		a.fe.Send(&pgproto3.Parse{Name: name, Query: "select $1::int + 1 as v"})
+		a.fe.Send(&pgproto3.Describe{ObjectType: 'S', Name: name})
+		a.fe.Send(&pgproto3.Flush{})
+		if got, want := strings.Join(kinds(isRowDesc), " "), "ParseComplete ParameterDescription RowDescription"; got != want {
+			t.Fatalf("describe %d: %s, want %s", i, got, want)
+		}
+		a.fe.Send(&pgproto3.Bind{PreparedStatement: name, Parameters: [][]byte{[]byte(strconv.Itoa(i))}})
+		a.fe.Send(&pgproto3.Execute{})
+		a.fe.Send(&pgproto3.Sync{})
+		if got, want := strings.Join(kinds(isReady), " "), fmt.Sprintf("BindComplete DataRow(%d) CommandComplete ReadyForQuery", i+1); got != want {
+			t.Fatalf("execute %d: %s, want %s", i, got, want)
+		}
+	}
+	// Every answer ended in ReadyForQuery on the loop: none was left to
+	// the session's goroutine after the Flush.
+	if got := r.LoopTransactions() - before; got != n {
+		t.Errorf("the loop relayed %d of %d answers", got, n)
+	}
+	a.fe.Send(&pgproto3.Parse{Query: "select nothing from nowhere"})
+	a.fe.Send(&pgproto3.Describe{ObjectType: 'S'})
+	a.fe.Send(&pgproto3.Flush{})
+	if got := kinds(isError); len(got) != 1 {
+		t.Fatalf("failed describe: %q", got)
+	}
+	a.fe.Send(&pgproto3.Bind{})
+	a.fe.Send(&pgproto3.Execute{})
+	a.fe.Send(&pgproto3.Sync{})
+	if got := strings.Join(kinds(isReady), " "); got != "ReadyForQuery" {
+		t.Fatalf("after the failed describe: %s, want ReadyForQuery alone (skipped to the Sync)", got)
+	}
+	if got := a.query(t, "select 7"); len(got) != 1 || got[0] != "7" {
+		t.Fatalf("after: %q", got)
 	}
 }

@@ -72,6 +72,11 @@ type Options struct {
 	// answers came (sqp_fence_waits_total). Nil: not exported.
 	FenceWaits func() int64
 
+	// LoopHandBacks counts, per reason, the sessions the event loop handed
+	// back to their goroutines (sqp_loop_handbacks_total). Nil: not
+	// exported.
+	LoopHandBacks func() map[string]int64
+
 	// Health reports whether the proxy is serving. Nil: always healthy.
 	Health func() error
 

@@ -255,12 +255,14 @@ var (
 		"Query shapes held by the digest store.", nil, nil)
 	descEvicted = prometheus.NewDesc("sqp_digest_evictions_total",
 		"Query shapes evicted from the digest store since its last reset.", nil, nil)
+	descHandBacks = prometheus.NewDesc("sqp_loop_handbacks_total",
+		"Sessions the event loop handed back to their goroutines, by reason.", []string{"reason"}, nil)
 )
 
 func (c *scrapeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descPoolConns, descPoolWaiting, descPoolMax, descPoolPaused, descDBConns, descDBMax,
 		descUserConns, descUserMax, descDBClients, descDBMaxClients, descUserClients, descUserMaxClients,
-		descClients, descShapes, descEvicted} {
+		descClients, descShapes, descEvicted, descHandBacks} {
 		ch <- d
 	}
 }
@@ -270,6 +272,11 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	sum := c.o.Digests.Summary()
 	ch <- prometheus.MustNewConstMetric(descShapes, prometheus.GaugeValue, float64(sum.Shapes))
 	ch <- prometheus.MustNewConstMetric(descEvicted, prometheus.CounterValue, float64(sum.Evicted))
+	if c.o.LoopHandBacks != nil {
+		for reason, n := range c.o.LoopHandBacks() {
+			ch <- prometheus.MustNewConstMetric(descHandBacks, prometheus.CounterValue, float64(n), reason)
+		}
+	}
 	if c.o.Pools == nil {
 		return
 	}

@@ -203,7 +203,7 @@ func (s *session) wakeKilled() {
 	if lc := s.lp.lc; lc != nil {
 		lc.Loop().Post(func() {
 			if k := s.killedErr(); k != nil && s.lp.inLoop && s.lp.rsrv == nil && s.lp.waitCh == nil {
-				s.handBack(k)
+				s.handBack(backTimeout, k)
 			}
 		})
 	}

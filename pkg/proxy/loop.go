@@ -109,7 +109,7 @@ func (s *session) loopPanicked(v any) {
 		return // already handed back: the goroutine has it
 	}
 	s.lp.held = nil
-	s.handBack(&clientError{"XX000", "qprouter: internal error"})
+	s.handBack(backPanic, &clientError{"XX000", "qprouter: internal error"})
 }
 
 // parkable reports whether the goroutine may hand the session to the loop:
@@ -161,8 +161,10 @@ func (s *session) resume(err error) error {
 	return nil
 }
 
-// handBack returns the session to its goroutine, on the loop thread.
-func (s *session) handBack(err error) {
+// handBack returns the session to its goroutine, on the loop thread, for
+// the reason why.
+func (s *session) handBack(why backReason, err error) {
+	s.p.handBacks[why].Add(1)
 	s.leaveLoop()
 	if s.lp.free {
 		// Started on the loop, the session has no goroutine yet.
@@ -259,7 +261,7 @@ func (s *session) onClientReady() {
 			s.endWait()
 			s.lp.held = nil
 			s.lp.mustRead = true
-			s.handBack(nil)
+			s.handBack(backClientEnd, nil)
 		}
 		return
 	}
@@ -278,13 +280,13 @@ func (s *session) onClientReady() {
 		n, ok := s.scanBatch()
 		if !ok {
 			if !s.terminateOnLoop(false) {
-				s.handBack(nil)
+				s.handBack(backMessage, nil)
 			}
 			return
 		}
 		if n == 0 {
 			if s.br.Buffered() == s.br.Size() {
-				s.handBack(nil) // a message larger than the buffer
+				s.handBack(backLarge, nil) // a message larger than the buffer
 				return
 			}
 			_, err := s.br.Peek(s.br.Buffered() + 1)
@@ -296,7 +298,7 @@ func (s *session) onClientReady() {
 			}
 			if err != nil && err != bufio.ErrBufferFull {
 				s.lp.mustRead = true
-				s.handBack(nil) // the goroutine reads the end itself
+				s.handBack(backClientEnd, nil) // the goroutine reads the end itself
 				return
 			}
 			continue
@@ -332,20 +334,21 @@ func (s *session) serveMessages(n int) bool {
 		typ, body, err := s.fr.Next()
 		s.counted()
 		if err != nil {
-			s.handBack(nil)
+			s.handBack(backClientEnd, nil)
 			return false
 		}
 		s.lp.flushEnd = typ == 'H'
 		if err := s.handle(typ, body, s.fr.Message()); err != nil {
+			why := backError
 			if err == errNeedGoroutine || err == errWaitServer {
 				raw := s.fr.Message()
 				s.lp.held = &heldMessage{typ: typ, body: append([]byte(nil), body...), raw: append([]byte(nil), raw...)}
 				if err == errWaitServer {
 					return false
 				}
-				err = nil
+				why, err = backServer, nil
 			}
-			s.handBack(err)
+			s.handBack(why, err)
 			return false
 		}
 	}
@@ -363,7 +366,7 @@ func (s *session) afterBatch() bool {
 		s.mu.Unlock()
 	}
 	if err := s.flushServer(); err != nil {
-		s.handBack(err)
+		s.handBack(backFailure, err)
 		return false
 	}
 	return s.startRelayOnLoop()
@@ -410,24 +413,24 @@ func (s *session) onGranted(ch chan *pool.Conn) {
 	}
 	if srv == nil {
 		pl.ReturnSlot() // connecting blocks: the goroutine does it
-		s.handBack(nil)
+		s.handBack(backServer, nil)
 		return
 	}
 	if !s.loopTake(srv) {
 		pl.Release(srv)
-		s.handBack(nil)
+		s.handBack(backServer, nil)
 		return
 	}
 	s.attach(srv)
 	m := s.lp.held
 	s.lp.held = nil
 	if err := s.handle(m.typ, m.body, m.raw); err != nil {
-		s.handBack(err)
+		s.handBack(backError, err)
 		return
 	}
 	n, ok := s.scanBatch()
 	if !ok {
-		s.handBack(nil)
+		s.handBack(backMessage, nil)
 		return
 	}
 	if s.serveMessages(n) && s.afterBatch() {
@@ -442,7 +445,7 @@ func (s *session) onWaitTimeout(ch chan *pool.Conn) {
 	}
 	pl := s.endWait()
 	s.lp.held = nil
-	s.handBack(&clientError{"53300", "qprouter: " + pl.TimeoutError().Error()})
+	s.handBack(backTimeout, &clientError{"53300", "qprouter: " + pl.TimeoutError().Error()})
 }
 
 // scanBatch counts the complete buffered client messages up to and
@@ -534,7 +537,7 @@ func (s *session) startRelayOnLoop() bool {
 	last := s.queue[len(s.queue)-1].kind
 	if (last != kSync && last != kQuery && !s.lp.flushEnd) || s.pinned || s.clientCopying || s.reading {
 		s.mu.Unlock()
-		s.handBack(nil) // the goroutine's relayInline takes it from here
+		s.handBack(backRelay, nil) // the goroutine's relayInline takes it from here
 		return false
 	}
 	initial := s.initial
@@ -544,7 +547,7 @@ func (s *session) startRelayOnLoop() bool {
 		s.mu.Lock()
 		s.initial = initial
 		s.mu.Unlock()
-		s.handBack(nil)
+		s.handBack(backRelay, nil)
 		return false
 	}
 	if len(initial) > 0 {
@@ -581,7 +584,7 @@ func (s *session) relayOnLoop() bool {
 			}
 			if 5+size > srv.R.Size() {
 				s.endStream()
-				s.handBack(nil) // a long message: relay passes it through
+				s.handBack(backLongAnswer, nil) // a long message: relay passes it through
 				return false
 			}
 			need = 5 + size
@@ -651,7 +654,7 @@ func (s *session) relayOnLoop() bool {
 			s.mu.Lock()
 			s.startReader()
 			s.mu.Unlock()
-			s.handBack(nil)
+			s.handBack(backCopy, nil)
 			return false
 		}
 		if typ != 'Z' && !flushed {
@@ -694,7 +697,7 @@ func (s *session) relayOnLoop() bool {
 		if keep {
 			return true
 		}
-		s.handBack(nil)
+		s.handBack(backKept, nil)
 		return false
 	}
 }
@@ -708,7 +711,7 @@ func (s *session) failOnLoop(srv *pool.Conn, msg string, server bool) {
 	} else {
 		s.clientFailed(srv)
 	}
-	s.handBack(nil)
+	s.handBack(backFailure, nil)
 }
 
 // endStream ends the count of an answer's rows and the server socket's

@@ -294,7 +294,13 @@ func TestEventLoopFlush(t *testing.T) {
 	isRowDesc := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.RowDescription); return ok }
 	isError := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.ErrorResponse); return ok }
 	isReady := func(m pgproto3.BackendMessage) bool { _, ok := m.(*pgproto3.ReadyForQuery); return ok }
-	before := r.LoopTransactions()
+	handBacks := func() (n int64) {
+		for _, c := range r.LoopHandBacks() {
+			n += c
+		}
+		return n
+	}
+	before, backs := r.LoopTransactions(), handBacks()
 	const n = 40
 	for i := range n {
 		name := []string{"", "s" + strconv.Itoa(i)}[i%2] // unnamed, and named as with prepare: true
@@ -315,6 +321,9 @@ func TestEventLoopFlush(t *testing.T) {
 	// the session's goroutine after the Flush.
 	if got := r.LoopTransactions() - before; got != n {
 		t.Errorf("the loop relayed %d of %d answers", got, n)
+	}
+	if got := handBacks() - backs; got != 0 {
+		t.Errorf("%d hand-backs to the goroutine (%v), want none", got, r.LoopHandBacks())
 	}
 	a.fe.Send(&pgproto3.Parse{Query: "select nothing from nowhere"})
 	a.fe.Send(&pgproto3.Describe{ObjectType: 'S'})

@@ -210,10 +210,11 @@ type Proxy struct {
 	// maxClients and prepared are Options.MaxClients and
 	// PreparedPerServer, changed by SetLimits.
 	maxClients, prepared atomic.Int64
-	loopTxns             atomic.Int64 // answers relayed to ReadyForQuery on the event loop
-	fenceWaits           atomic.Int64 // client messages held at a fence (fence.go)
-	loopWelc             atomic.Int64 // sessions welcomed on the event loop
-	loopEnds             atomic.Int64 // sessions ended on the event loop
+	loopTxns             atomic.Int64               // answers relayed to ReadyForQuery on the event loop
+	fenceWaits           atomic.Int64               // client messages held at a fence (fence.go)
+	handBacks            [nBackReasons]atomic.Int64 // sessions handed back by the loop (handback.go)
+	loopWelc             atomic.Int64               // sessions welcomed on the event loop
+	loopEnds             atomic.Int64               // sessions ended on the event loop
 	nextLoop             atomic.Uint64
 	wg                   sync.WaitGroup
 	// consoles ends the admin console clients at Shutdown.

@@ -22,6 +22,12 @@ func (s *Server) newAdmin() *admin.Server {
 		Pause:     func(_ context.Context, name string) error { return pause(s.proxy, name, true) },
 		Resume:    func(_ context.Context, name string) error { return pause(s.proxy, name, false) },
 		Reload:    func(context.Context) error { return s.Reload() },
+		LoopHandBacks: func() map[string]int64 {
+			if p := s.proxy; p != nil {
+				return p.LoopHandBacks()
+			}
+			return nil
+		},
 		FenceWaits: func() int64 {
 			if p := s.proxy; p != nil {
 				return p.FenceWaits()

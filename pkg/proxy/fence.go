@@ -14,17 +14,20 @@ import "errors"
 // before it is planned (the fence). Only a message whose plan depends on
 // what such a group changed waits: one naming a statement (by the client's
 // name, or by the server's, which statements of the same text share) that
-// the group parsed, closed or evicted, or any message that names one after
-// a DEALLOCATE ALL or DISCARD ALL. So groups that parse statements of new
+// the group parsed, closed or evicted, or one whose Parse on the server may
+// evict a statement the group parsed (an eviction skipped with its own
+// group is undone, right only if that statement's presence is settled),
+// or any message that names one after a DEALLOCATE ALL or DISCARD ALL.
+// So groups that parse statements of new
 // names, or only Bind, Execute and Describe statements that exist (a
 // prepared pipeline's steady state), are planned at once.
 //
-// Changes to the unnamed statement alone fence less: a group that starts
-// with a Parse of the unnamed statement does not depend on them (that
-// Parse can only fail on its own, and then the client has no unnamed
-// statement either way), so clients that pipeline unnamed statements
-// (postgres.js with prepare: false, as advised for PgBouncer) keep their
-// pipelines.
+// Changes to the unnamed statement alone hold only messages about the
+// unnamed statement (and simple Queries, which drop it), and not a group
+// that starts with a Parse of it: that Parse does not depend on them (it
+// can only fail on its own, and then the client has no unnamed statement
+// either way), so clients that pipeline unnamed statements (postgres.js
+// with prepare: false, as advised for PgBouncer) keep their pipelines.
 
 // errLostWaiting ends a session whose server failed while a message
 // waited at the fence; the client has already been told.
@@ -103,13 +106,33 @@ func (s *session) mustWait(typ byte, body []byte) bool {
 		f.uclear = f.seq
 	}
 	f.target = 0
-	if head <= f.ufence && f.ufence > f.uclear {
+	if head <= f.ufence && f.ufence > f.uclear && touchesUnnamed(typ, body) {
 		f.target = f.ufence
 	}
 	if head <= f.nfence {
 		f.target = max(f.target, s.namedTarget(typ, body))
 	}
 	return head <= f.target
+}
+
+// touchesUnnamed tells whether the plan of the client message typ with
+// body reads or replaces the client's unnamed statement (or may: a body
+// not all there, a simple Query, which drops it, a FunctionCall).
+// Execute, Sync, Flush, COPY data and messages about named statements or
+// portals do not, and so never wait for changes to it.
+func touchesUnnamed(typ byte, body []byte) bool {
+	switch typ {
+	case 'E', 'S', 'H', 'd', 'c', 'f':
+		return false
+	case 'P':
+		return len(body) == 0 || body[0] == 0
+	case 'B':
+		_, rest, ok := cstring(body)
+		return !ok || len(rest) == 0 || rest[0] == 0
+	case 'D', 'C':
+		return len(body) < 2 || body[0] == 'S' && body[1] == 0
+	}
+	return true
 }
 
 // namedTarget returns, with s.mu held, the seq of the last entry in a

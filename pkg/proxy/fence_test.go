@@ -68,6 +68,21 @@ func TestFenceHoldsOnlyNamedChanges(t *testing.T) {
 			if n := r.FenceWaits() - before; n != 0 {
 				t.Errorf("prepared pipeline: %d waits at the fence, want none", n)
 			}
+			// A group that closes the unnamed statement, then groups that
+			// run named ones: those do not wait for it.
+			mixed := synced(closeS(""))
+			var mixedWant []string
+			for i := 1; i < groups; i++ {
+				mixed = append(mixed, synced(bind(fmt.Sprintf("s%d", i)), exec)...)
+				mixedWant = append(mixedWant, fmt.Sprint(i))
+			}
+			before = r.FenceWaits()
+			if got := send(mixed); got != strings.Join(mixedWant, ",") {
+				t.Fatalf("mixed pipeline: %q", got)
+			}
+			if n := r.FenceWaits() - before; n != 0 {
+				t.Errorf("mixed pipeline: %d waits at the fence, want none", n)
+			}
 			// Each group parses the name the one before closed: its Parse
 			// waits for those answers.
 			before = r.FenceWaits()

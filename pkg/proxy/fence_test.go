@@ -35,66 +35,42 @@ func TestFenceHoldsOnlyNamedChanges(t *testing.T) {
 		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
 			r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, loop: loop})
 			a := dialRaw(t, r.addr)
-			send := func(in []byte) string {
+			// run sends a pipeline of groups Sync groups in one write and
+			// checks its rows and its waits at the fence (lo to hi).
+			run := func(what string, in []byte, want []string, lo, hi int64) {
+				t.Helper()
+				before := r.FenceWaits()
 				if _, err := a.conn.Write(framed(in)); err != nil {
 					t.Fatal(err)
 				}
-				return strings.Join(a.answers(t, groups), ",")
+				if got := strings.Join(a.answers(t, groups), ","); got != strings.Join(want, ",") {
+					t.Fatalf("%s pipeline: %q", what, got)
+				}
+				if n := r.FenceWaits() - before; n < lo || n > hi {
+					t.Errorf("%s pipeline: %d waits at the fence, want %d to %d", what, n, lo, hi)
+				}
 			}
-			before := r.FenceWaits()
-			if got := send(unnamedIn); got != strings.Join(want, ",") {
-				t.Fatalf("unnamed pipeline: %q", got)
-			}
-			if n := r.FenceWaits() - before; n != 0 {
-				t.Errorf("unnamed pipeline: %d waits at the fence, want none", n)
-			}
-			before = r.FenceWaits()
-			if got := send(namedIn); got != strings.Join(want, ",") {
-				t.Fatalf("named pipeline: %q", got)
-			}
-			if n := r.FenceWaits() - before; n != 0 {
-				t.Errorf("named pipeline: %d waits at the fence, want none", n)
-			}
+			run("unnamed", unnamedIn, want, 0, 0)
+			run("named", namedIn, want, 0, 0)
 			// Steady state: the statements exist; Bind and Execute alone
 			// change nothing and pipeline freely.
 			var again []byte
 			for i := range groups {
 				again = append(again, synced(bind(fmt.Sprintf("s%d", i)), exec)...)
 			}
-			before = r.FenceWaits()
-			if got := send(again); got != strings.Join(want, ",") {
-				t.Fatalf("prepared pipeline: %q", got)
-			}
-			if n := r.FenceWaits() - before; n != 0 {
-				t.Errorf("prepared pipeline: %d waits at the fence, want none", n)
-			}
+			run("prepared", again, want, 0, 0)
 			// A group that closes the unnamed statement, then groups that
 			// run named ones: those do not wait for it.
 			mixed := synced(closeS(""))
-			var mixedWant []string
 			for i := 1; i < groups; i++ {
 				mixed = append(mixed, synced(bind(fmt.Sprintf("s%d", i)), exec)...)
-				mixedWant = append(mixedWant, fmt.Sprint(i))
 			}
-			before = r.FenceWaits()
-			if got := send(mixed); got != strings.Join(mixedWant, ",") {
-				t.Fatalf("mixed pipeline: %q", got)
-			}
-			if n := r.FenceWaits() - before; n != 0 {
-				t.Errorf("mixed pipeline: %d waits at the fence, want none", n)
-			}
+			run("mixed", mixed, want[1:], 0, 0)
 			// Each group parses the name the one before closed: its Parse
-			// waits for those answers.
-			before = r.FenceWaits()
-			if got := send(reusedIn); got != strings.Join(want, ",") {
-				t.Fatalf("reused-name pipeline: %q", got)
-			}
-			// One before each group after the first when the pipeline
-			// arrives in one read, as it does here; fewer if a group came
-			// after the answers to the one before.
-			if n := r.FenceWaits() - before; n < 1 || n > groups-1 {
-				t.Errorf("reused-name pipeline: %d waits at the fence, want 1 to %d", n, groups-1)
-			}
+			// waits for those answers, once before each group after the
+			// first when the pipeline arrives in one read, as it does here;
+			// fewer if a group came after the answers to the one before.
+			run("reused-name", reusedIn, want, 1, groups-1)
 		})
 	}
 }

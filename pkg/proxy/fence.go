@@ -18,9 +18,9 @@ import "errors"
 // evict a statement the group parsed (an eviction skipped with its own
 // group is undone, right only if that statement's presence is settled),
 // or any message that names one after a DEALLOCATE ALL or DISCARD ALL.
-// So groups that parse statements of new
-// names, or only Bind, Execute and Describe statements that exist (a
-// prepared pipeline's steady state), are planned at once.
+// So groups that parse statements of new names, or only Bind, Execute and
+// Describe statements that exist (a prepared pipeline's steady state), are
+// planned at once.
 //
 // Changes to the unnamed statement alone hold only messages about the
 // unnamed statement (and simple Queries, which drop it), and not a group

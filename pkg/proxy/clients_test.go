@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/proxy"
 )
 
@@ -270,6 +271,59 @@ func cancelSleep(t *testing.T, conn *pgx.Conn) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("cancel not delivered")
 	}
+}
+
+// TestServerPIDInSessionMode: a session-mode client's BackendKeyData
+// carries its server's PID, so pg_terminate_backend() of the PID its
+// driver reports ends that client as on a direct connection (pgx's own
+// suite does this), and cancelling still works; a transaction-mode
+// client, which moves between servers, gets a synthetic PID above any
+// Linux process ID.
+func TestServerPIDInSessionMode(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	backendPID := func(conn *pgx.Conn) uint32 {
+		t.Helper()
+		var pid uint32
+		if err := conn.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	t.Run("session", func(t *testing.T) {
+		r := startProxy(t, c, cfg{mode: proxy.Session, size: 3})
+		victim, killer := connect(t, r.url("postgres")), connect(t, r.url("postgres"))
+		for _, conn := range []*pgx.Conn{victim, killer} {
+			if got, want := conn.PgConn().PID(), backendPID(conn); got != want {
+				t.Fatalf("BackendKeyData PID %d, pg_backend_pid() %d", got, want)
+			}
+		}
+		cancelSleep(t, killer) // the key with the real PID still cancels
+		var ok bool
+		if err := killer.QueryRow(ctx, "select pg_terminate_backend($1)", victim.PgConn().PID()).Scan(&ok); err != nil || !ok {
+			t.Fatalf("pg_terminate_backend: %v %v", ok, err)
+		}
+		var n int
+		err := victim.QueryRow(ctx, "select 1").Scan(&n)
+		if err == nil || !strings.Contains(err.Error(), "57P01") {
+			t.Fatalf("terminated client's next query: %d %v, want 57P01", n, err)
+		}
+		fresh := connect(t, r.url("postgres"))
+		if err := fresh.QueryRow(ctx, "select 2").Scan(&n); err != nil || n != 2 {
+			t.Fatalf("after the termination: %d %v", n, err)
+		}
+		if got, want := fresh.PgConn().PID(), backendPID(fresh); got != want {
+			t.Fatalf("new client: BackendKeyData PID %d, pg_backend_pid() %d", got, want)
+		}
+	})
+	t.Run("transaction", func(t *testing.T) {
+		r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2})
+		conn := connect(t, r.url("postgres"))
+		if pid := conn.PgConn().PID(); pid < pgwire.SyntheticPIDBase || pid == backendPID(conn) {
+			t.Fatalf("transaction mode: PID %d, want a synthetic one >= %d", pid, pgwire.SyntheticPIDBase)
+		}
+		cancelSleep(t, conn)
+	})
 }
 
 func TestCancelKeepsSession(t *testing.T) {

@@ -195,8 +195,9 @@ type Proxy struct {
 	mu       sync.Mutex
 	sessions map[*session]struct{}
 	byKey    map[string]*session
-	counts   clientCounts // clients per database and user (ClientCaps)
-	idleOn   atomic.Bool  // an idle timeout is set: sessions count their messages
+	realPIDs map[uint32]*session // session-mode clients that have their server's PID (takeServerPID)
+	counts   clientCounts        // clients per database and user (ClientCaps)
+	idleOn   atomic.Bool         // an idle timeout is set: sessions count their messages
 	ln       []net.Listener
 	// draining is set under mu (so that Serve and the session start see it
 	// in order with the listeners and sessions) but read without it by
@@ -262,7 +263,8 @@ func New(opts Options) (*Proxy, error) {
 		opts.Log = slog.Default()
 	}
 	p := &Proxy{opts: opts, router: opts.Router, log: opts.Log,
-		sessions: make(map[*session]struct{}), byKey: make(map[string]*session), resumed: make(chan struct{})}
+		sessions: make(map[*session]struct{}), byKey: make(map[string]*session),
+		realPIDs: make(map[uint32]*session), resumed: make(chan struct{})}
 	if p.router == nil {
 		p.router = opts.Pools
 	}
@@ -464,6 +466,9 @@ func (p *Proxy) closeSession(s *session) {
 	p.mu.Lock()
 	delete(p.sessions, s)
 	delete(p.byKey, keyString(s.client.Key))
+	if p.realPIDs[s.client.Key.PID] == s {
+		delete(p.realPIDs, s.client.Key.PID)
+	}
 	p.counts.leave(s.db, s.user)
 	p.mu.Unlock()
 	if p.opts.OnClient != nil {
@@ -478,6 +483,35 @@ func (p *Proxy) closeSession(s *session) {
 
 func keyString(k pgwire.CancelKey) string {
 	return string(append(binary.BigEndian.AppendUint32(nil, k.PID), k.Secret...))
+}
+
+// takeServerPID gives a session-mode client its server's process ID in
+// its cancel key instead of a synthetic one, before the client is told
+// the key: the PID its driver reports is then what pg_backend_pid(),
+// pg_stat_activity and pg_terminate_backend() know, as on a direct
+// connection (the client keeps that server until it disconnects). The
+// secret stays qprouter's own, so a CancelRequest still comes here. A
+// PID in the synthetic range (a server not on Linux) or one a live
+// client already has (servers on two hosts, or a server handed on
+// before its last client was forgotten) leaves the synthetic key.
+func (p *Proxy) takeServerPID(s *session, pid uint32) {
+	if pid == 0 || pid >= pgwire.SyntheticPIDBase {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, taken := p.realPIDs[pid]; taken {
+		return
+	}
+	if _, ok := p.sessions[s]; !ok {
+		return // closed meanwhile
+	}
+	delete(p.byKey, keyString(s.client.Key))
+	s.mu.Lock()
+	s.client.Key.PID = pid
+	s.mu.Unlock()
+	p.byKey[keyString(s.client.Key)] = s
+	p.realPIDs[pid] = s
 }
 
 // cancel forwards a client's CancelRequest to the server running its query.

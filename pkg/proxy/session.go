@@ -539,6 +539,9 @@ func (s *session) welcome() error {
 		pgwire.WriteError(s.client.Conn, "FATAL", "08006", "qprouter: "+err.Error())
 		return err
 	}
+	if !s.rename {
+		s.p.takeServerPID(s, srv.PID)
+	}
 	if err := s.sendWelcome(srv, srv.State.(*serverState)); err != nil { // syncServer set State
 		pl.Release(srv)
 		return err

@@ -316,6 +316,34 @@ func TestServerPIDInSessionMode(t *testing.T) {
 			t.Fatalf("new client: BackendKeyData PID %d, pg_backend_pid() %d", got, want)
 		}
 	})
+	t.Run("handed on", func(t *testing.T) {
+		// One server: the next client gets it while the last one is
+		// still being forgotten, and takes its PID over.
+		r := startProxy(t, c, cfg{mode: proxy.Session, size: 1})
+		for i := range 5 {
+			first := connect(t, r.url("postgres"))
+			pid := backendPID(first)
+			next := make(chan *pgx.Conn, 1)
+			go func() {
+				conn, err := pgx.Connect(ctx, r.url("postgres"))
+				if err != nil {
+					t.Error(err)
+				}
+				next <- conn
+			}()
+			time.Sleep(50 * time.Millisecond) // waiting for the server
+			first.Close(ctx)
+			second := <-next
+			if second == nil {
+				t.FailNow()
+			}
+			got, want := second.PgConn().PID(), backendPID(second)
+			second.Close(ctx)
+			if got != want || want != pid {
+				t.Fatalf("round %d: the next client's PID %d, its backend %d, the server's before %d", i, got, want, pid)
+			}
+		}
+	})
 	t.Run("transaction", func(t *testing.T) {
 		r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2})
 		conn := connect(t, r.url("postgres"))

@@ -491,17 +491,23 @@ func keyString(k pgwire.CancelKey) string {
 // pg_stat_activity and pg_terminate_backend() know, as on a direct
 // connection (the client keeps that server until it disconnects). The
 // secret stays qprouter's own, so a CancelRequest still comes here. A
-// PID in the synthetic range (a server not on Linux) or one a live
-// client already has (servers on two hosts, or a server handed on
-// before its last client was forgotten) leaves the synthetic key.
+// PID in the synthetic range (a server not on Linux) or one a client
+// not yet ending has (servers on two hosts) leaves the synthetic key. A
+// server goes to the next client before its last one is forgotten
+// (closeSession), so an ending client's PID is taken over.
 func (p *Proxy) takeServerPID(s *session, pid uint32) {
 	if pid == 0 || pid >= pgwire.SyntheticPIDBase {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, taken := p.realPIDs[pid]; taken {
-		return
+	if old := p.realPIDs[pid]; old != nil {
+		old.mu.Lock()
+		ending := old.ending
+		old.mu.Unlock()
+		if !ending {
+			return
+		}
 	}
 	if _, ok := p.sessions[s]; !ok {
 		return // closed meanwhile
@@ -791,11 +797,13 @@ func (p *Proxy) Kill(database string) (int, error) {
 // KILL_CLIENT; false when no client has it.
 func (p *Proxy) KillClient(keyPID uint32) bool {
 	p.mu.Lock()
-	var found *session
-	for s := range p.sessions {
-		if s.client.Key.PID == keyPID {
-			found = s
-			break
+	found := p.realPIDs[keyPID] // the live one, where an ending one has it too
+	if found == nil {
+		for s := range p.sessions {
+			if s.client.Key.PID == keyPID {
+				found = s
+				break
+			}
 		}
 	}
 	p.mu.Unlock()

@@ -406,27 +406,37 @@ func (p *Pool) TryAcquire(prefer func(*Conn) bool) *Conn {
 	usable := func(c *Conn) bool {
 		return now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter
 	}
-	pick := -1
-	for j := range p.idle {
-		i := p.nextIdle(j)
-		c := p.idle[i]
-		if !usable(c) {
-			continue
+	for {
+		pick := -1
+		for j := range p.idle {
+			i := p.nextIdle(j)
+			c := p.idle[i]
+			if !usable(c) {
+				continue
+			}
+			if pick < 0 {
+				pick = i
+			}
+			if prefer == nil || prefer(c) {
+				pick = i
+				break
+			}
 		}
 		if pick < 0 {
-			pick = i
+			return nil
 		}
-		if prefer == nil || prefer(c) {
-			pick = i
-			break
+		c := p.takeIdleLocked(pick)
+		p.active++
+		if now.Sub(c.idleSince) < peekAfter || !c.serverGone() {
+			return c
+		}
+		p.mu.Unlock()
+		p.Discard(c)
+		p.mu.Lock()
+		if p.closed {
+			return nil
 		}
 	}
-	if pick < 0 {
-		return nil
-	}
-	c := p.takeIdleLocked(pick)
-	p.active++
-	return c
 }
 
 // nextIdle is the index in p.idle of the j-th connection to hand out:
@@ -465,7 +475,12 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 			p.takeIdleLocked(p.nextIdle(0))
 			p.active++
 			p.mu.Unlock()
-			return c, nil
+			if now.Sub(c.idleSince) < peekAfter || !c.serverGone() {
+				return c, nil
+			}
+			p.log.Debug("pool: idle server connection gone", "pool", p.Name(), "pid", c.PID)
+			p.Discard(c)
+			p.mu.Lock()
 		}
 	}
 	p.mu.Unlock()
@@ -696,7 +711,12 @@ func (p *Pool) healthy(ctx context.Context, c *Conn) bool {
 	if time.Since(c.created) > life {
 		return false
 	}
-	if time.Since(c.idleSince) < after {
+	idle := time.Since(c.idleSince)
+	if idle >= peekAfter && c.serverGone() {
+		p.log.Debug("pool: idle server connection gone", "pool", p.Name(), "pid", c.PID)
+		return false
+	}
+	if idle < after {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -108,6 +108,57 @@ func TestHealthCheck(t *testing.T) {
 	p.Release(b)
 }
 
+// A server connection terminated while idle is dropped at checkout
+// without a round trip, long before HealthCheckAfter (30 s by default):
+// by Acquire, by TryAcquire (the event loop's), and by Acquire after a
+// wait. The cheap peek needs the connection idle a while (peekAfter).
+func TestDeadIdleConnPeeked(t *testing.T) {
+	p, c := newPool(t, pool.Config{Size: 2})
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	kill := func(pid uint32) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", int(pid)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // gone, and idle past peekAfter
+	}
+	for _, name := range []string{"Acquire", "TryAcquire"} {
+		a, err := p.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := a.PID
+		p.Release(a)
+		kill(dead)
+		var b *pool.Conn
+		if name == "Acquire" {
+			if b, err = p.Acquire(ctx); err != nil {
+				t.Fatal(err)
+			}
+		} else if b = p.TryAcquire(nil); b == nil {
+			b, err = p.Acquire(ctx) // the dead one dropped, nothing idle left
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b.PID == dead {
+			t.Fatalf("%s handed out the terminated connection %d", name, dead)
+		}
+		if st, err := b.Exec(ctx, "select 1"); err != nil || st != 'I' {
+			t.Fatalf("%s: %c %v", name, st, err)
+		}
+		p.Release(b)
+		if st := p.Stat(); st.Active != 0 || st.Size > 2 {
+			t.Fatalf("%s: %+v", name, st)
+		}
+	}
+}
+
 func TestMinIdleAndResize(t *testing.T) {
 	p, _ := newPool(t, pool.Config{Size: 3, MinIdle: 2})
 	deadline := time.Now().Add(5 * time.Second)

@@ -134,3 +134,43 @@ func TestServerFatalIsTheLastWord(t *testing.T) {
 		t.Fatalf("errors after the server was terminated: %q, want the server's FATAL 57P01 only", got)
 	}
 }
+
+// A server terminated while it sat idle in the pool is not handed to the
+// next client (pgx's TestCheckIdleConn, through qprouter in session
+// mode, does this): the client's query runs on another server instead of
+// failing with "server connection lost".
+func TestIdleServerTerminated(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	admin := connect(t, c.URL())
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m, size: 2})
+			conn := connect(t, r.url("postgres"))
+			for round := range 3 {
+				var pid uint32
+				if err := conn.QueryRow(ctx, "select pg_backend_pid()").Scan(&pid); err != nil {
+					t.Fatal(err)
+				}
+				if m == proxy.Session {
+					conn.Close(ctx) // the server goes back to the pool
+				}
+				var ok bool
+				if err := admin.QueryRow(ctx, "select pg_terminate_backend($1)", pid).Scan(&ok); err != nil || !ok {
+					t.Fatalf("pg_terminate_backend(%d): %v %v", pid, ok, err)
+				}
+				time.Sleep(250 * time.Millisecond)
+				if m == proxy.Session {
+					conn = connect(t, r.url("postgres"))
+				}
+				var now uint32
+				if err := conn.QueryRow(ctx, "select pg_backend_pid()").Scan(&now); err != nil {
+					t.Fatalf("round %d: the query after the idle server %d was terminated: %v", round, pid, err)
+				}
+				if now == pid {
+					t.Fatalf("round %d: still on the terminated server %d", round, pid)
+				}
+			}
+		})
+	}
+}

@@ -464,23 +464,18 @@ func (p *Pool) takeIdleLocked(i int) *Conn {
 
 // Acquire returns a healthy connection, waiting at most AcquireTimeout.
 func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
-	// The common case, an idle connection that needs no check, takes one
-	// lock and no timer.
+	// The common case, an idle connection that needs no check (not even
+	// healthy's peek), takes one lock and no timer.
 	p.mu.Lock()
 	timeout := p.cfg.AcquireTimeout
 	if n := len(p.idle); n > 0 && !p.closed {
 		c := p.idle[p.nextIdle(0)]
 		now := time.Now()
-		if now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter {
+		if idle := now.Sub(c.idleSince); now.Sub(c.created) <= p.cfg.MaxLifetime && idle < p.cfg.HealthCheckAfter && idle < peekAfter {
 			p.takeIdleLocked(p.nextIdle(0))
 			p.active++
 			p.mu.Unlock()
-			if now.Sub(c.idleSince) < peekAfter || !c.serverGone() {
-				return c, nil
-			}
-			p.log.Debug("pool: idle server connection gone", "pool", p.Name(), "pid", c.PID)
-			p.Discard(c)
-			p.mu.Lock()
+			return c, nil
 		}
 	}
 	p.mu.Unlock()

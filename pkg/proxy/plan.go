@@ -1,0 +1,596 @@
+// Plan: what each client message becomes on its server (statements renamed per server, parsed again where missing, kept in an LRU) and the answers it makes the server send.
+
+package proxy
+
+import (
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// entry kinds: what a forwarded message makes the server answer.
+const (
+	kParse    = iota // ParseComplete
+	kBind            // BindComplete
+	kDescribe        // [ParameterDescription] RowDescription|NoData
+	kExecute         // ... CommandComplete|EmptyQueryResponse|PortalSuspended
+	kClose           // CloseComplete
+	kSync            // ReadyForQuery
+	kQuery           // ... ReadyForQuery (simple Query and FunctionCall)
+)
+
+// entry actions on the answer.
+const (
+	forward = iota
+	swallow
+	asParseComplete // a dummy Close answering a Parse the server did not need
+	renameError     // an ErrorResponse naming the server's statement: give the client's name
+)
+
+// entry is one expected answer.
+type entry struct {
+	kind   int
+	action int
+	stmt   *stmt     // Parse and Bind: the statement (renamed); eviction Close: the evicted one
+	evict  string    // an eviction Close: the server name closed
+	sql    string    // Query and Execute: text for OnQuery
+	named  bool      // Execute of a named statement
+	start  time.Time // Query and Execute: when forwarded
+	rows   int64     // Query: rows so far
+	code   string    // Query: first SQLSTATE
+	// Parse (renameError) and Bind of a named statement: the server name
+	// to replace by the client's in an ErrorResponse;
+	// Bind and Describe of a cached unnamed statement: its server name
+	errFrom, errTo string
+	// Parse of the unnamed statement, or the Close standing in for it
+	// (also ensureUnnamed's Parse or Close of it, action swallow);
+	// Bind and Describe of a cached one (Options.CacheUnnamed)
+	unnamed bool
+	// prev is the client's unnamed statement before this unnamed Parse (or
+	// a Query that may be skipped, which drops it), restored if the server
+	// skips the message: session.uprev[prev-1] (0: none).
+	prev int
+	// ops: Query and Execute: the settings the statement changes, pending
+	// from its answer on (pop), not from when it was sent: a client may
+	// pipeline statements past a ReadyForQuery that decides the ones before.
+	ops []varOp
+	// stmtName and before: the client's named statement this entry's
+	// message changed (a Parse, a Close, a Query's DEALLOCATE) and what the
+	// client had under that name before, put back if PostgreSQL skips the
+	// message (or fails the DEALLOCATE).
+	stmtName string
+	before   *stmt
+	// created: the statement a Parse of a free name gave the client
+	// (see neverCreated).
+	created *stmt
+	// stmtsBefore: the client's named statements before a Query dropped
+	// them all (DEALLOCATE ALL, DISCARD ALL); nil once its answer shows
+	// that it ran.
+	stmtsBefore map[string]*stmt
+	// fresh: for a Parse of a name in use (renameError), the statement it
+	// parses, the client's should the name turn out free after all (a
+	// Parse of it pipelined before this one failed).
+	fresh *stmt
+	// probe: a Parse and its Sync that the proxy sends on its own, ahead
+	// of a client's Query, answers and error alike kept from the client
+	// (see session.probe).
+	probe bool
+	// seq numbers the entries in the order planned; ends: the answer
+	// ends a Sync group, whatever fails before it (fence.go).
+	seq  uint64
+	ends bool
+}
+
+// stmt is a client's named prepared statement.
+type stmt struct {
+	client string // the client's name
+	server string // qpr_<hash>
+	query  string
+	params []byte  // the parameter-type section of Parse, as sent
+	ops    []varOp // settings the statement changes (transaction mode)
+	born   uint64  // Proxy.stmtSeq when a client last parsed it
+}
+
+// serverState is what the proxy knows about a server connection.
+type serverState struct {
+	stmts   *simplelru.LRU[string, struct{}] // renamed statements it has
+	varsKey string                           // vars.key() of the settings applied
+	// unsure is set once stmts was purged without knowing what the server
+	// dropped: statements parsed there from then on are closed first.
+	unsure bool
+	// closeBefore names statements the server has but must parse afresh
+	// for statements parsed by clients after they went stale (see stale),
+	// with the Proxy.stmtSeq of that moment: closed first.
+	closeBefore map[string]uint64
+	// status is the welcome's ParameterStatus messages for the Params
+	// whose ParamsKey is statusKey: encoded once per server, not per client.
+	status    []byte
+	statusKey string
+}
+
+// stale makes statement name on this server be parsed afresh (after
+// closing the old one) for a client that parses it from now on. Binds of
+// statements parsed before still fail, as PostgreSQL's do for a statement
+// prepared before its table changed.
+func (st *serverState) stale(name string, seq uint64) {
+	if st.closeBefore == nil {
+		st.closeBefore = make(map[string]uint64)
+	}
+	st.closeBefore[name] = seq
+}
+
+func newServerState() *serverState {
+	lru, _ := simplelru.NewLRU[string, struct{}](1<<30, nil)
+	return &serverState{stmts: lru}
+}
+
+// dummyClose is the statement name of a Close sent only for its
+// CloseComplete. Nothing stays prepared under it: a Parse under it (to
+// have the server judge a text) is always followed by its Close.
+const dummyClose = "qpr_none"
+
+// plan decides, with s.mu held, what goes to the server for one client
+// message and which answers to expect.
+func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
+	out := s.out[:0]
+	bad := errMalformed[typ]
+	if bad == nil {
+		bad = &clientError{"08P01", fmt.Sprintf("qprouter: malformed %q message", typ)}
+	}
+	if s.skipping && typ != 'S' {
+		return out, nil // the server ignores it until Sync; so do we
+	}
+	now := time.Now()
+	if s.txBegan.IsZero() && s.p.opts.OnTransaction != nil {
+		s.txBegan = now
+	}
+	switch typ {
+	case 'Q':
+		sql, _, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		if !s.rename {
+			s.push(entry{kind: kQuery, sql: sql, start: now})
+			return append(out, raw...), nil
+		}
+		// PostgreSQL skips a Query pipelined behind an extended-protocol
+		// message that fails before the next Sync: then what the Query
+		// would have dropped is given back (skipToSync).
+		prev := 0
+		if s.extendedRun() {
+			prev = s.saveUnnamed()
+		}
+		s.push(entry{kind: kQuery, sql: sql, start: now, prev: prev})
+		s.ucache = nil
+		s.unnamedValid, s.unnamedLive = false, true // a Query drops the unnamed statement
+		if name, ok := deallocateName(sql); ok {
+			if st := s.stmts[name]; st != nil {
+				// The server knows it by its server name: make sure it has
+				// it, then deallocate that.
+				e := s.queue[len(s.queue)-1]
+				s.queue = s.queue[:len(s.queue)-1]
+				out = s.probe(out, st)
+				// Its Parse may yet fail, pipelined: then PostgreSQL
+				// reports the client's name as missing.
+				e.errFrom, e.errTo = st.server, name
+				delete(s.stmts, name)
+				s.sst.stmts.Remove(st.server)
+				// PostgreSQL may not run it (pipelined behind a message
+				// that fails, or in a transaction that failed meanwhile):
+				// then the client gets the statement back (skipToSync,
+				// onServer), and as the server keeps it, the next Parse of
+				// that name there closes it first.
+				e.stmtName, e.before = name, st
+				s.sst.stale(st.server, s.p.stmtSeq.Add(1))
+				s.push(e)
+				return appendMsg(out, 'Q', []byte("DEALLOCATE "+quoteIdent(st.server)), nul), nil
+			}
+		}
+		s.queue[len(s.queue)-1].ops = s.noteSQL(sql)
+		return append(out, raw...), nil
+	case 'F':
+		if len(body) < 4 {
+			return out, bad
+		}
+		if s.rename && pinsByFastpath(binary.BigEndian.Uint32(body)) {
+			s.pinned = true
+		}
+		s.push(entry{kind: kQuery, sql: "<function call>", start: now})
+		return append(out, raw...), nil
+	case 'S':
+		s.skipping = false
+		s.push(entry{kind: kSync})
+		return append(out, raw...), nil
+	case 'H':
+		if n := len(s.queue); n == 0 || s.queue[n-1].kind == kSync || s.queue[n-1].kind == kQuery {
+			return out, nil // a Sync or Query already makes the server answer
+		}
+		return append(out, raw...), nil
+	case 'd', 'c', 'f':
+		if typ != 'd' {
+			s.clientCopying = false
+		}
+		if len(s.queue) == 0 {
+			return out, nil // no COPY under way
+		}
+		return append(out, raw...), nil
+	case 'P':
+		name, rest, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		query, params, ok := cstring(rest)
+		if !ok {
+			return out, bad
+		}
+		prev := 0
+		if name == "" {
+			if s.rename {
+				prev = s.saveUnnamed()
+			}
+			s.unnamed = query
+			s.unnamedOps = nil
+			if s.rename {
+				s.unnamedOps = varOps(query)
+				s.unnamedParams = append(s.unnamedParams[:0], params...)
+				s.unnamedValid, s.unnamedLive = true, true
+			}
+		}
+		if s.rename && pins(query) {
+			s.pinned = true
+		}
+		if name == "" && s.rename && s.p.opts.CacheUnnamed {
+			// Taken from the cache only where nothing before it can fail
+			// any more and the transaction is known not to be aborted
+			// (where PostgreSQL refuses the Parse).
+			if s.groupStart() && s.notAborted() {
+				if st := s.cachedUnnamed(query, params); st != nil {
+					return s.parseCachedUnnamed(out, st), nil
+				}
+			}
+			s.ucache = nil // the server's unnamed statement is the client's
+		}
+		if !s.rename || name == "" {
+			s.push(entry{kind: kParse, unnamed: name == "", prev: prev})
+			return append(out, raw...), nil
+		}
+		if old := s.stmts[name]; old != nil {
+			// PostgreSQL refuses a name in use (42P05): have the server
+			// refuse its own name for the statement, reported under the
+			// client's.
+			out = s.ensure(out, old)
+			fresh := newStmt(name, query, params)
+			fresh.born = s.p.stmtSeq.Add(1)
+			fresh.ops = varOps(query)
+			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name, fresh: fresh})
+			return appendParse(out, old.server, query, params), nil
+		}
+		st := newStmt(name, query, params)
+		st.born = s.p.stmtSeq.Add(1)
+		st.ops = varOps(query)
+		s.stmts[name] = st
+		if s.serverHas(st) {
+			if s.notAborted() {
+				s.cacheOp("hit")
+				s.push(entry{kind: kClose, action: asParseComplete, stmtName: name, created: st})
+				return appendClose(out, 'S', dummyClose), nil
+			}
+			// The transaction may be aborted, where PostgreSQL refuses
+			// every Parse (25P02): the server parses the text under a
+			// throwaway name and drops it again, so that it decides,
+			// and its copy stays untouched either way.
+			s.push(entry{kind: kParse, stmtName: name, created: st})
+			s.push(entry{kind: kClose, action: swallow})
+			out = appendParse(out, dummyClose, query, params)
+			return appendClose(out, 'S', dummyClose), nil
+		}
+		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name, created: st}), nil
+	case 'B':
+		portalName, rest, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		name, tail, ok := cstring(rest)
+		if !ok {
+			return out, bad
+		}
+		st := s.stmts[name]
+		if name == "" && s.ucache != nil {
+			st = s.ucache
+			s.portals[portalName] = portal{sql: st.query, ops: st.ops}
+			out = s.ensure(out, st)
+			s.push(entry{kind: kBind, stmt: st, unnamed: true, errFrom: st.server})
+			return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
+		}
+		if name == "" {
+			s.portals[portalName] = portal{sql: s.unnamed, ops: s.unnamedOps}
+			out = s.ensureUnnamed(out)
+		} else if st != nil {
+			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
+		}
+		if !s.rename || name == "" || st == nil {
+			s.push(entry{kind: kBind})
+			return append(out, raw...), nil
+		}
+		out = s.ensure(out, st)
+		// A Bind that does not fit the statement (parameter or format
+		// counts) is refused with an error naming it: the client's name.
+		s.push(entry{kind: kBind, stmt: st, errFrom: st.server, errTo: name})
+		return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
+	case 'D':
+		if len(body) < 2 {
+			return out, bad
+		}
+		name, _, ok := cstring(body[1:])
+		if !ok {
+			return out, bad
+		}
+		st := s.stmts[name]
+		if body[0] == 'S' && name == "" && s.ucache != nil {
+			st = s.ucache
+			out = s.ensure(out, st)
+			s.push(entry{kind: kDescribe, unnamed: true, errFrom: st.server})
+			return appendMsg(out, 'D', []byte{'S'}, []byte(st.server), nul), nil
+		}
+		if body[0] == 'S' && name == "" {
+			out = s.ensureUnnamed(out)
+		}
+		if !s.rename || body[0] != 'S' || name == "" || st == nil {
+			s.push(entry{kind: kDescribe})
+			return append(out, raw...), nil
+		}
+		out = s.ensure(out, st)
+		s.push(entry{kind: kDescribe})
+		return appendMsg(out, 'D', []byte{'S'}, []byte(st.server), nul), nil
+	case 'E':
+		name, _, ok := cstring(body)
+		if !ok {
+			return out, bad
+		}
+		pt := s.portals[name]
+		s.push(entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops})
+		return append(out, raw...), nil
+	case 'C':
+		if len(body) < 2 {
+			return out, bad
+		}
+		name, _, ok := cstring(body[1:])
+		if !ok {
+			return out, bad
+		}
+		e := entry{kind: kClose}
+		if body[0] == 'S' && name != "" && s.rename {
+			e.stmtName, e.before = name, s.stmts[name]
+		}
+		if body[0] == 'S' && name == "" && s.rename {
+			e.prev = s.saveUnnamed() // given back if the server skips the Close
+		}
+		s.push(e)
+		if body[0] == 'S' && name == "" {
+			s.dropCachedUnnamed()
+			if s.rename {
+				// The client has no unnamed statement any more, and once
+				// this Close has run neither has the server.
+				s.unnamedValid, s.unnamedLive = false, true
+			}
+		}
+		if !s.rename || body[0] != 'S' || name == "" {
+			if body[0] == 'P' {
+				delete(s.portals, name)
+			}
+			return append(out, raw...), nil
+		}
+		// The client's statement is forgotten; the server keeps its copy
+		// until evicted. A Close of a name nothing has earns CloseComplete.
+		delete(s.stmts, name)
+		return appendClose(out, 'S', dummyClose), nil
+	}
+	return out, bad
+}
+
+// errMalformed are the errors for malformed client messages, made once
+// rather than for every message planned.
+var errMalformed = func() map[byte]*clientError {
+	m := map[byte]*clientError{}
+	for _, typ := range []byte("QPBDECSHFdcf") {
+		m[typ] = &clientError{"08P01", fmt.Sprintf("qprouter: malformed %q message", typ)}
+	}
+	return m
+}()
+
+// ensureUnnamed gives the current server the client's unnamed statement
+// before a Bind or Describe of it (transaction mode): re-Parsed when the
+// client has one, closed when it has none, so that another client's is
+// never used. The answer is swallowed.
+func (s *session) ensureUnnamed(out []byte) []byte {
+	if !s.rename || s.unnamedLive {
+		return out
+	}
+	s.unnamedLive = true
+	if !s.unnamedValid {
+		s.push(entry{kind: kClose, action: swallow, unnamed: true})
+		return appendClose(out, 'S', "")
+	}
+	s.push(entry{kind: kParse, action: swallow, unnamed: true})
+	return appendParse(out, "", s.unnamed, s.unnamedParams)
+}
+
+// ensure injects a Parse when the server lacks st; its ParseComplete is
+// swallowed.
+func (s *session) ensure(out []byte, st *stmt) []byte {
+	if s.serverHas(st) {
+		s.cacheOp("hit")
+		return out
+	}
+	return s.parseOn(out, st, entry{kind: kParse, action: swallow, stmt: st})
+}
+
+// probe makes sure the server has st ahead of a simple Query that names
+// it, with a Parse and a Sync of its own whose answers the client never
+// sees. A Parse injected without the Sync would, should it fail (in an
+// aborted transaction, or a text that no longer parses), make the server
+// skip the Query and wait for a Sync the client never sends.
+//
+// Behind extended-protocol messages not yet synced the Parse goes without
+// the Sync: a Sync there would end the skipping that a failure among them
+// starts, and run what PostgreSQL would skip. (Should that Parse fail
+// while the messages before it did not, the server waits for the
+// client's next Sync before it answers the Query.)
+func (s *session) probe(out []byte, st *stmt) []byte {
+	if s.extendedRun() {
+		return s.ensure(out, st)
+	}
+	if s.serverHas(st) {
+		s.cacheOp("hit")
+		return out
+	}
+	out = s.parseOn(out, st, entry{kind: kParse, action: swallow, stmt: st, probe: true})
+	s.push(entry{kind: kSync, probe: true})
+	return append(out, 'S', 0, 0, 0, 4)
+}
+
+// statusKnown tells whether the transaction status a message planned now
+// runs under is known: no ReadyForQuery is still to come before it.
+func (s *session) statusKnown() bool {
+	for i := range s.queue {
+		if k := s.queue[i].kind; k == kSync || k == kQuery {
+			return false
+		}
+	}
+	return true
+}
+
+// notAborted tells whether a message planned now is known to run outside
+// an aborted transaction. A Parse answered without the server parsing (a
+// statement it has) is right only then, since PostgreSQL refuses every
+// Parse in an aborted transaction (25P02).
+func (s *session) notAborted() bool {
+	return s.txStatus != 'E' && s.statusKnown()
+}
+
+// parseOn parses st on the current server under its server name (a cache
+// miss), after closing what must make room for it; e is the answer to
+// expect.
+func (s *session) parseOn(out []byte, st *stmt, e entry) []byte {
+	s.cacheOp("miss")
+	out = s.makeRoom(out)
+	out = s.closeFirst(out, st.server)
+	s.sst.stmts.Add(st.server, struct{}{})
+	s.push(e)
+	return appendParse(out, st.server, st.query, st.params)
+}
+
+// serverHas tells whether the server has st as the client knows it: not
+// when it went stale before the client parsed st (it is parsed again).
+func (s *session) serverHas(st *stmt) bool {
+	if seq, stale := s.sst.closeBefore[st.server]; stale && st.born > seq {
+		s.sst.stmts.Remove(st.server)
+		return false
+	}
+	_, ok := s.sst.stmts.Get(st.server)
+	return ok
+}
+
+// closeFirst closes name on the server before it is parsed there, when
+// the server may have it although the LRU does not know (after a
+// conservative purge): Close of a missing statement is no error, a Parse
+// of an existing one is 42P05.
+func (s *session) closeFirst(out []byte, name string) []byte {
+	if _, ok := s.sst.closeBefore[name]; ok {
+		delete(s.sst.closeBefore, name)
+	} else if !s.sst.unsure {
+		return out
+	}
+	s.push(entry{kind: kClose, action: swallow})
+	return appendClose(out, 'S', name)
+}
+
+func (s *session) cacheOp(op string) {
+	if s.p.opts.OnCacheOp != nil {
+		s.p.opts.OnCacheOp(op)
+	}
+}
+
+// makeRoom closes the least recently used statements beyond the bound.
+func (s *session) makeRoom(out []byte) []byte {
+	for int64(s.sst.stmts.Len()) >= s.p.prepared.Load() {
+		name, _, ok := s.sst.stmts.RemoveOldest()
+		if !ok {
+			break
+		}
+		s.cacheOp("evict")
+		s.push(entry{kind: kClose, action: swallow, evict: name})
+		out = appendClose(out, 'S', name)
+	}
+	return out
+}
+
+// noteSQL tracks pinning and statement-cache resets in a simple Query
+// (transaction mode, its entry the queue's last) and returns the settings
+// it changes. The client's statements a DEALLOCATE ALL or DISCARD ALL
+// drops are kept in the entry, to be given back if it does not run.
+func (s *session) noteSQL(sql string) (ops []varOp) {
+	w := scanWords(sql)
+	if w.pin && pinPattern.MatchString(sql) {
+		s.pinned = true
+	}
+	if w.vars {
+		ops = splitVarOps(sql)
+	}
+	if w.drop {
+		purge, all := droppedStatements(sql)
+		if purge {
+			// The server may have dropped all its statements, or none.
+			s.sst.stmts.Purge()
+			s.sst.unsure = true
+		}
+		if all {
+			// never nil here: it also marks the Query as one that drops them
+			before := make(map[string]*stmt, len(s.stmts))
+			maps.Copy(before, s.stmts)
+			s.queue[len(s.queue)-1].stmtsBefore = before
+			s.noteChange()
+			clear(s.stmts)
+		}
+	}
+	return ops
+}
+
+// droppedStatements tells, statement by statement, whether sql may drop
+// the server's prepared statements (purge) and whether it drops all of the
+// client's (DISCARD ALL, DEALLOCATE [PREPARE] ALL). A statement that starts
+// with a comment counts as both when it mentions either word.
+func droppedStatements(sql string) (purge, all bool) {
+	for _, st := range splitStatements(sql) {
+		f := strings.Fields(strings.ToLower(st))
+		if len(f) == 0 {
+			continue
+		}
+		if strings.HasPrefix(f[0], "--") || strings.HasPrefix(f[0], "/*") {
+			if containsFold(st, "discard") || containsFold(st, "deallocate") {
+				purge, all = true, true
+			}
+			continue
+		}
+		if len(f) > 1 && f[1] == "prepare" && f[0] == "deallocate" {
+			f = append(f[:1], f[2:]...)
+		}
+		switch {
+		case len(f) < 2:
+		case f[0] == "discard" && f[1] == "all", f[0] == "deallocate" && f[1] == "all":
+			purge, all = true, true
+		case f[0] == "deallocate" && strings.HasPrefix(strings.Trim(f[1], `"`), "qpr_"):
+			purge = true
+		}
+	}
+	return purge, all
+}
+
+func newStmt(client, query string, params []byte) *stmt {
+	return newStmtFor(client, query, params, "")
+}

@@ -72,6 +72,10 @@ type Options struct {
 	// answers came (sqp_fence_waits_total). Nil: not exported.
 	FenceWaits func() int64
 
+	// CancelledWaits counts the waits for a server connection that a
+	// cancel request ended (sqp_cancelled_waits_total). Nil: not exported.
+	CancelledWaits func() int64
+
 	// LoopHandBacks counts, per reason, the sessions the event loop handed
 	// back to their goroutines (sqp_loop_handbacks_total). Nil: not
 	// exported.

@@ -182,7 +182,7 @@ func TestMetrics(t *testing.T) {
 				DBClients: 5, MaxDBClients: 9, UserClients: 3},
 			{Name: "app/eve", Database: "app", User: "eve", DBConnections: 4, MaxDBConnections: 6, UserConnections: 2, MaxUserConnections: 3,
 				DBClients: 5, MaxDBClients: 9, UserClients: 2, MaxUserClients: 4}}
-	}, FenceWaits: func() int64 { return 17 }, LoopHandBacks: func() map[string]int64 { return map[string]int64{"message": 3, "server": 0} }})
+	}, FenceWaits: func() int64 { return 17 }, CancelledWaits: func() int64 { return 5 }, LoopHandBacks: func() map[string]int64 { return map[string]int64{"message": 3, "server": 0} }})
 	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 1, "")
 	s.ObserveQuery("main", "primary", "select 1", 2*time.Millisecond, 0, "57014")
 	s.ObserveAcquire("main", 30*time.Microsecond)
@@ -213,6 +213,7 @@ func TestMetrics(t *testing.T) {
 		`sqp_pool_acquire_duration_seconds_count{pool="main"} 1`,
 		`sqp_routing_decisions_total{pool="main",route="primary"} 2`,
 		`sqp_fence_waits_total 17`,
+		`sqp_cancelled_waits_total 5`,
 		`sqp_loop_handbacks_total{reason="message"} 3`,
 		`sqp_loop_handbacks_total{reason="server"} 0`,
 		`sqp_routing_cache_operations_total{op="hit"} 1`,

@@ -99,6 +99,12 @@ func newMetrics(o *Options) *metrics {
 			Help: "Pipelined client messages held until the answers to an earlier Sync group that changed statement names they depend on.",
 		}, func() float64 { return float64(o.FenceWaits()) }))
 	}
+	if o.CancelledWaits != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sqp_cancelled_waits_total",
+			Help: "Waits for a server connection that a client's cancel request ended (the client got 57014; its statement reached no server).",
+		}, func() float64 { return float64(o.CancelledWaits()) }))
+	}
 	m.pools.Store(&map[string]*poolChildren{})
 	m.routes.Store(&map[routeKey]prometheus.Counter{})
 	cache := map[string]prometheus.Counter{}

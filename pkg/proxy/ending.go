@@ -10,8 +10,12 @@ import (
 )
 
 // cancel delivers a cancel request to the server working for the client;
-// the server is not released meanwhile.
+// the server is not released meanwhile. A client still waiting for a
+// server has its wait ended instead (cancelWait).
 func (s *session) cancel() {
+	if s.cancelWait() {
+		return
+	}
 	s.cmu.Lock()
 	defer s.cmu.Unlock()
 	s.mu.Lock()

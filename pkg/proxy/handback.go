@@ -21,11 +21,12 @@ const (
 	backFailure                      // a server or client write or read failed
 	backTimeout                      // acquire or client timeout
 	backPanic                        // the session's code panicked on the loop
+	backCancel                       // a cancel request ended the wait for a server (waitcancel.go)
 	nBackReasons
 )
 
 var backReasonNames = [nBackReasons]string{"message", "large_message", "client_end", "server", "error",
-	"relay", "long_answer", "copy", "kept", "failure", "timeout", "panic"}
+	"relay", "long_answer", "copy", "kept", "failure", "timeout", "panic", "cancel"}
 
 // LoopHandBacks returns, per reason, the times the event loop handed a
 // session back to its goroutine.

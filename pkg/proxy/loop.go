@@ -129,7 +129,7 @@ func (s *session) parkable() bool {
 	}
 	s.mu.Lock()
 	ok := s.rename && s.srv == nil && len(s.queue) == 0 && !s.reading && !s.pinned &&
-		!s.clientCopying && !s.skipping && !s.ending && s.txStatus == 'I'
+		!s.clientCopying && !s.skipping && !s.localSkip && !s.ending && s.txStatus == 'I'
 	s.mu.Unlock()
 	// No server goroutine runs now (no server, none reading, the last
 	// one done), so the client's writer is this goroutine's to look at.
@@ -156,6 +156,10 @@ func (s *session) resume(err error) error {
 	}
 	if m := s.lp.held; m != nil {
 		s.lp.held = nil
+		if s.cancelHeld {
+			s.cancelHeld = false
+			return s.answerCancelled(m.typ)
+		}
 		return s.handle(m.typ, m.body, m.raw)
 	}
 	return nil
@@ -384,20 +388,22 @@ func (s *session) waitServer(pl *pool.Pool) bool {
 	s.lp.waitCh, s.lp.waitPool, s.lp.waitStart = ch, pl, time.Now()
 	s.lp.waitTimer = time.AfterFunc(pl.Config().AcquireTimeout, func() { loop.Post(s.onLoop(func() { s.onWaitTimeout(ch) })) })
 	s.mu.Lock()
-	s.waiting, s.waitSince = true, s.lp.waitStart
+	s.waiting, s.waitSince, s.waitLoop = true, s.lp.waitStart, loop
 	s.mu.Unlock()
 	return true
 }
 
-// endWait ends the wait on ch, on the loop thread.
-func (s *session) endWait() *pool.Pool {
-	pl := s.lp.waitPool
+// endWait ends the wait on ch, on the loop thread; cancelled says a
+// cancel request came for it.
+func (s *session) endWait() (pl *pool.Pool, cancelled bool) {
+	pl = s.lp.waitPool
 	s.lp.waitTimer.Stop()
 	s.lp.waitCh, s.lp.waitPool, s.lp.waitTimer = nil, nil, nil
 	s.mu.Lock()
-	s.waiting = false
+	cancelled = s.waitCancelled
+	s.waiting, s.waitLoop, s.waitCancelled = false, nil, false
 	s.mu.Unlock()
-	return pl
+	return pl, cancelled
 }
 
 // onGranted takes the server (or slot) the pool handed the waiting
@@ -407,9 +413,19 @@ func (s *session) onGranted(ch chan *pool.Conn) {
 		return
 	}
 	srv := <-ch
-	pl := s.endWait()
+	pl, cancelled := s.endWait()
 	if s.p.opts.OnAcquire != nil {
 		s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart))
+	}
+	if cancelled { // granted as a cancel request came: unused
+		if srv == nil {
+			pl.ReturnSlot()
+		} else {
+			pl.Release(srv)
+		}
+		s.cancelHeld = true
+		s.handBack(backCancel, nil)
+		return
 	}
 	if srv == nil {
 		pl.ReturnSlot() // connecting blocks: the goroutine does it
@@ -443,7 +459,7 @@ func (s *session) onWaitTimeout(ch chan *pool.Conn) {
 	if s.lp.waitCh != ch || !s.lp.waitPool.CancelWait(ch) {
 		return // served meanwhile, or its grant is on the way
 	}
-	pl := s.endWait()
+	pl, _ := s.endWait()
 	s.lp.held = nil
 	s.handBack(backTimeout, &clientError{"53300", "qprouter: " + pl.TimeoutError().Error()})
 }

@@ -213,6 +213,7 @@ type Proxy struct {
 	maxClients, prepared atomic.Int64
 	loopTxns             atomic.Int64               // answers relayed to ReadyForQuery on the event loop
 	fenceWaits           atomic.Int64               // client messages held at a fence (fence.go)
+	cancelledWaits       atomic.Int64               // waits for a server a cancel request ended (waitcancel.go)
 	handBacks            [nBackReasons]atomic.Int64 // sessions handed back by the loop (handback.go)
 	loopWelc             atomic.Int64               // sessions welcomed on the event loop
 	loopEnds             atomic.Int64               // sessions ended on the event loop
@@ -285,6 +286,10 @@ func (p *Proxy) LoopTransactions() int64 { return p.loopTxns.Load() }
 // the answers to an earlier Sync group that changed statement names had
 // come (fence.go).
 func (p *Proxy) FenceWaits() int64 { return p.fenceWaits.Load() }
+
+// CancelledWaits returns how many waits for a server a cancel request
+// ended (the client got 57014 without its statement reaching a server).
+func (p *Proxy) CancelledWaits() int64 { return p.cancelledWaits.Load() }
 
 // LoopSessions counts the sessions welcomed on the event loop (accepted
 // and authenticated there, Serve's listener detached to it) and, of

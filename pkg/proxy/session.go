@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/qpkit/qpkit/pkg/netloop"
 	"github.com/qpkit/qpkit/pkg/pgwire"
 	"github.com/qpkit/qpkit/pkg/pool"
 	"github.com/qpkit/qpkit/pkg/route"
@@ -57,10 +58,17 @@ type session struct {
 	txStatus  byte
 	waiting   bool
 	waitSince time.Time // when waiting began
-	ending    bool
-	killed    *clientError  // a client timeout that ends the session (idle.go)
-	stopClean bool          // the server's answers stopped on a message boundary
-	done      chan struct{} // closed when the current server goroutine ends
+	// A cancel request for a client whose statement waits for a server
+	// ends the wait (waitcancel.go): waitStop ends the goroutine's,
+	// waitLoop is the loop the session waits on otherwise, and
+	// waitCancelled says the cancel came.
+	waitStop      context.CancelFunc
+	waitLoop      *netloop.Loop
+	waitCancelled bool
+	ending        bool
+	killed        *clientError  // a client timeout that ends the session (idle.go)
+	stopClean     bool          // the server's answers stopped on a message boundary
+	done          chan struct{} // closed when the current server goroutine ends
 	// reading is set while a server goroutine runs. In transaction mode
 	// there is none until needed: the client goroutine relays the
 	// answers itself (relayInline) when nothing else can come first.
@@ -103,6 +111,13 @@ type session struct {
 	out         []byte
 	dirty       *pool.Conn // written to, not yet flushed (client goroutine only)
 	answered    bool       // local answered a message since the last Sync (client goroutine only)
+	// localSkip: a cancelled wait answered an extended-protocol message
+	// with an error; the client's messages up to its Sync are dropped, as
+	// PostgreSQL drops them (client goroutine only).
+	localSkip bool
+	// cancelHeld: the loop handed back a session whose held message's
+	// wait was cancelled; resume answers it (answerCancelled).
+	cancelHeld bool
 	// clientCopying is set from CopyInResponse until the client's
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
@@ -456,23 +471,32 @@ func sqlstateOf(err error) string {
 	return "08006"
 }
 
-// acquire gets a server connection, honouring Pause, and reports the wait.
+// acquire gets a server connection, honouring Pause, and reports the
+// wait. A cancel request meanwhile ends it with errWaitCancelled.
 func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 	t0 := time.Now()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	s.mu.Lock()
-	s.waiting, s.waitSince = true, t0
+	s.waiting, s.waitSince, s.waitStop = true, t0, stop
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.waiting = false
-		s.mu.Unlock()
-	}()
-	if err := s.p.waitResumed(context.Background(), pl); err != nil {
-		return nil, err
+	var srv *pool.Conn
+	err := s.p.waitResumed(ctx, pl)
+	if err == nil {
+		srv, err = pl.Acquire(ctx)
+		if s.p.opts.OnAcquire != nil {
+			s.p.opts.OnAcquire(pl.Name(), time.Since(t0))
+		}
 	}
-	srv, err := pl.Acquire(context.Background())
-	if s.p.opts.OnAcquire != nil {
-		s.p.opts.OnAcquire(pl.Name(), time.Since(t0))
+	s.mu.Lock()
+	cancelled := s.waitCancelled
+	s.waiting, s.waitStop, s.waitCancelled = false, nil, false
+	s.mu.Unlock()
+	if cancelled {
+		if err == nil {
+			pl.Release(srv) // granted as the cancel came: unused
+		}
+		return nil, errWaitCancelled
 	}
 	return srv, err
 }
@@ -633,6 +657,9 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 			return nil, errNeedGoroutine
 		}
 		srv, err := s.acquire(pl)
+		if err == errWaitCancelled {
+			return nil, err
+		}
 		if err != nil {
 			return nil, &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
 		}
@@ -652,6 +679,9 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 	case 'Q', 'P', 'B', 'D', 'E', 'C', 'S', 'H', 'F', 'd', 'c', 'f':
 	default:
 		return &clientError{"08P01", fmt.Sprintf("qprouter: invalid frontend message type %q", typ)}
+	}
+	if s.localSkip {
+		return s.skipLocally(typ)
 	}
 	sql := ""
 	switch typ {
@@ -678,6 +708,9 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 		}
 	}
 	srv, err := s.lockServer(sql)
+	if err == errWaitCancelled {
+		return s.answerCancelled(typ)
+	}
 	if err != nil {
 		return err
 	}
@@ -690,7 +723,9 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 		if err := s.awaitFence(); err != nil {
 			return err
 		}
-		if srv, err = s.lockServer(sql); err != nil {
+		if srv, err = s.lockServer(sql); err == errWaitCancelled {
+			return s.answerCancelled(typ)
+		} else if err != nil {
 			return err
 		}
 	}

@@ -34,6 +34,12 @@ func (s *Server) newAdmin() *admin.Server {
 			}
 			return 0
 		},
+		CancelledWaits: func() int64 {
+			if p := s.proxy; p != nil {
+				return p.CancelledWaits()
+			}
+			return 0
+		},
 		Pprof: s.cfg.Pprof,
 	})
 }

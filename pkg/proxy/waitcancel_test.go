@@ -1,0 +1,120 @@
+package proxy_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/proxy"
+)
+
+// A cancel request for a client whose statement waits for a server (the
+// one server is another client's) ends the wait at once with 57014, the
+// statement never runs, and the client's connection goes on: with a
+// simple Query and with the extended protocol, whose messages up to the
+// Sync are dropped as PostgreSQL drops them after an error.
+func TestCancelWhileWaitingForServer(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	direct := connect(t, c.URL())
+	if _, err := direct.Exec(ctx, "drop table if exists cancel_wait; create table cancel_wait (n int)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name string
+		loop bool
+	}{{"transaction", false}, {"transaction-loop", true}} {
+		t.Run(m.name, func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, timeout: 30 * time.Second, loop: m.loop})
+			holder := connect(t, r.url("postgres"))
+			waiter := connect(t, r.url("postgres"))
+			for _, q := range []struct {
+				name string
+				mode pgx.QueryExecMode
+			}{{"simple", pgx.QueryExecModeSimpleProtocol}, {"extended", pgx.QueryExecModeExec}} {
+				// The holder keeps the pool's only server in a transaction.
+				if _, err := holder.Exec(ctx, "begin; select 1", pgx.QueryExecModeSimpleProtocol); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := waiter.Exec(ctx, "insert into cancel_wait values ($1)", q.mode, 1)
+					done <- err
+				}()
+				time.Sleep(100 * time.Millisecond) // it waits for the server
+				t0 := time.Now()
+				if err := waiter.PgConn().CancelRequest(ctx); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s: the cancelled statement still waits 10 s after the cancel", q.name)
+				}
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != "57014" {
+					t.Fatalf("%s: the cancelled statement ended with %v, want 57014", q.name, err)
+				}
+				if d := time.Since(t0); d > 5*time.Second {
+					t.Errorf("%s: the cancel took %s", q.name, d)
+				}
+				if st := waiter.PgConn().TxStatus(); st != 'I' {
+					t.Errorf("%s: after the cancel the client is in state %q", q.name, st)
+				}
+				if _, err := holder.Exec(ctx, "commit"); err != nil {
+					t.Fatal(err)
+				}
+				// The client goes on, in both protocols.
+				var n int
+				if err := waiter.QueryRow(ctx, "select $1::int + 1", q.mode, 41).Scan(&n); err != nil || n != 42 {
+					t.Fatalf("%s: after the cancel: %d, %v", q.name, n, err)
+				}
+				if err := waiter.QueryRow(ctx, "select 7", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 7 {
+					t.Fatalf("%s: a simple query after the cancel: %d, %v", q.name, n, err)
+				}
+			}
+			// A wait for a paused pool is cancelled the same way.
+			r.Pause()
+			done := make(chan error, 1)
+			go func() {
+				_, err := waiter.Exec(ctx, "insert into cancel_wait values (2)")
+				done <- err
+			}()
+			time.Sleep(100 * time.Millisecond)
+			if err := waiter.PgConn().CancelRequest(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("paused: the cancelled statement still waits 10 s after the cancel")
+			}
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "57014" {
+				t.Fatalf("paused: the cancelled statement ended with %v, want 57014", err)
+			}
+			r.Resume()
+			var n int
+			if err := waiter.QueryRow(ctx, "select 9").Scan(&n); err != nil || n != 9 {
+				t.Fatalf("after the paused cancel: %d, %v", n, err)
+			}
+			// The cancelled inserts never ran.
+			var rows int
+			if err := direct.QueryRow(ctx, "select count(*) from cancel_wait").Scan(&rows); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 0 {
+				t.Errorf("%d cancelled inserts ran", rows)
+			}
+			if got := r.CancelledWaits(); got != 3 {
+				t.Errorf("CancelledWaits = %d, want 3", got)
+			}
+		})
+	}
+}

@@ -109,6 +109,23 @@ func (s *session) end(final *clientError) {
 	}
 }
 
+// cancelOrphan stops, with a cancel request, the statement a discarded
+// server may still be running for a client the proxy ended (a timeout,
+// KILL_CLIENT). The backend would otherwise run it to its end, since
+// PostgreSQL sees a closed socket only when it next writes, and hold a
+// connection slot beside the pool's new one all that time. A client that
+// leaves by itself mid-statement is not cancelled: its statement runs to
+// its end (and commits), as on a direct connection.
+func (s *session) cancelOrphan(srv *pool.Conn, why string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.p.opts.CancelTimeout)
+		defer cancel()
+		if err := srv.Cancel(ctx); err != nil {
+			s.p.log.Debug("proxy: cancel of an orphaned statement", "pid", srv.PID, "why", why, "err", err)
+		}
+	}()
+}
+
 // checkIn resets a server leaving a session-mode (or pinned) client and,
 // in the same round trip, applies the client's startup settings: the next
 // client, which usually sends the same ones (an application reconnecting,

@@ -5,7 +5,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"time"
 )
@@ -181,14 +180,7 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 	switch {
 	case why == "":
 	case running:
-		// The backend may still be running the query: stop it.
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), s.p.opts.CancelTimeout)
-			defer cancel()
-			if err := srv.Cancel(ctx); err != nil {
-				s.p.log.Debug("proxy: cancel after a timeout", "pid", srv.PID, "err", err)
-			}
-		}()
+		s.cancelOrphan(srv, why) // the backend may still be running the query
 	default:
 		s.wakeKilled()
 	}

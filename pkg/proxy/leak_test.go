@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -253,6 +254,17 @@ var churnActions = []churnAction{
 			return nil
 		}, false)
 	}},
+	{"gone mid-COPY in, pinned by a temp table", func(_, url string, _ int) error {
+		return withConn(url, func(ctx context.Context, c *pgx.Conn) error {
+			if _, err := c.Exec(ctx, "create temp table churn_in (n int)"); err != nil {
+				return err
+			}
+			// Rows for a while, then the client's socket closes under the COPY.
+			r := &closingReader{close: func() { c.PgConn().Conn().Close() }}
+			c.PgConn().CopyFrom(ctx, r, "copy churn_in from stdin")
+			return nil
+		}, false)
+	}},
 	{"gone during the startup", func(addr, _ string, _ int) error {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -290,4 +302,21 @@ func withConn(url string, f func(context.Context, *pgx.Conn) error, clean bool) 
 		return nil
 	}
 	return err
+}
+
+// closingReader gives COPY rows and, after a few reads, closes the
+// client's socket (close) and ends.
+type closingReader struct {
+	reads int
+	close func()
+}
+
+func (r *closingReader) Read(p []byte) (int, error) {
+	r.reads++
+	if r.reads > 5 {
+		r.close()
+		return 0, io.EOF
+	}
+	time.Sleep(2 * time.Millisecond)
+	return copy(p, "1\n2\n3\n"), nil
 }

@@ -834,15 +834,7 @@ func (p *Proxy) kill(s *session) {
 	s.mu.Unlock()
 	s.client.Conn.Close()
 	if running {
-		// The backend may be running a query that does not write until
-		// it ends: stop it, so that it sees its socket closed.
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), p.opts.CancelTimeout)
-			defer cancel()
-			if err := srv.Cancel(ctx); err != nil {
-				p.log.Debug("proxy: cancel at a kill", "pid", srv.PID, "err", err)
-			}
-		}()
+		s.cancelOrphan(srv, "killed") // the backend may be running a query that does not write until it ends
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 	"github.com/qpkit/qpkit/pkg/proxy"
 )
@@ -114,6 +115,106 @@ func TestCancelWhileWaitingForServer(t *testing.T) {
 			}
 			if got := r.CancelledWaits(); got != 3 {
 				t.Errorf("CancelledWaits = %d, want 3", got)
+			}
+		})
+	}
+}
+
+// A client that vanishes while its statement runs: the statement runs
+// to its end and commits, as on a direct connection (PostgreSQL notices
+// a closed client only when it next writes); the proxy does not cancel
+// it, in any mode, and the pool goes on.
+func TestLeftStatementRunsToItsEnd(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	direct := connect(t, c.URL())
+	if _, err := direct.Exec(ctx, "drop table if exists left_done; create table left_done (mode text)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range garbageModes {
+		t.Run(m.name, func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m.mode, size: 1, loop: m.loop})
+			// A raw client: pgx would send a CancelRequest itself as it closes.
+			raw := dialRaw(t, r.addr)
+			raw.fe.Send(&pgproto3.Query{String: "insert into left_done select '" + m.name + "' from pg_sleep(0.3)"})
+			if err := raw.fe.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			raw.conn.Close() // gone mid-statement, no Terminate, no cancel
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				var n int
+				if err := direct.QueryRow(ctx, "select count(*) from left_done where mode = $1", m.name).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the insert of a client that left mid-statement never committed")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			// The pool's one server (or its replacement) serves the next client.
+			next := connect(t, r.url("postgres"))
+			var k int
+			if err := next.QueryRow(ctx, "select 3").Scan(&k); err != nil || k != 3 {
+				t.Fatalf("the next client: %d, %v", k, err)
+			}
+		})
+	}
+}
+
+// A client that sends a statement and leaves while it waits for a server
+// (the pool busy, or paused): the statement runs once a server is free,
+// exactly once, as PostgreSQL runs a query it finds in its socket before
+// the end of the stream. Only a cancel request withdraws it.
+func TestLeftWhileWaitingStillRuns(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	direct := connect(t, c.URL())
+	if _, err := direct.Exec(ctx, "drop table if exists left_waiting; create table left_waiting (mode text)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name  string
+		loop  bool
+		pause bool
+	}{{"transaction", false, false}, {"transaction-loop", true, false}, {"transaction-paused", false, true}, {"transaction-loop-paused", true, true}} {
+		t.Run(m.name, func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 1, timeout: 30 * time.Second, loop: m.loop})
+			holder := connect(t, r.url("postgres"))
+			raw := dialRaw(t, r.addr)
+			if m.pause {
+				r.Pause()
+			} else if _, err := holder.Exec(ctx, "begin; select 1", pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatal(err)
+			}
+			raw.fe.Send(&pgproto3.Query{String: "insert into left_waiting values ('" + m.name + "')"})
+			if err := raw.fe.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // it waits for the server
+			raw.conn.Close()
+			time.Sleep(100 * time.Millisecond)
+			if m.pause {
+				r.Resume()
+			} else if _, err := holder.Exec(ctx, "commit"); err != nil {
+				t.Fatal(err)
+			}
+			// The server is free: the statement queued runs now.
+			var k int
+			if err := holder.QueryRow(ctx, "select 5").Scan(&k); err != nil || k != 5 {
+				t.Fatalf("after: %d, %v", k, err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			var n int
+			if err := direct.QueryRow(ctx, "select count(*) from left_waiting where mode = $1", m.name).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Errorf("the statement of a client that left while waiting ran %d times, want once", n)
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package proxy_test
 import (
 	"context"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,6 +217,81 @@ func TestLeftWhileWaitingStillRuns(t *testing.T) {
 			}
 			if n != 1 {
 				t.Errorf("the statement of a client that left while waiting ran %d times, want once", n)
+			}
+		})
+	}
+}
+
+// slowRows gives COPY FROM rows slowly, for a cancel to land mid-COPY.
+type slowRows struct{ n int }
+
+func (r *slowRows) Read(p []byte) (int, error) {
+	r.n++
+	if r.n > 2000 {
+		return 0, io.EOF
+	}
+	time.Sleep(5 * time.Millisecond)
+	return copy(p, strings.Repeat("1\n", 100)), nil
+}
+
+// A CancelRequest in the middle of COPY TO STDOUT and of COPY FROM STDIN
+// ends each with 57014, as on a direct connection, and the client goes on.
+func TestCancelDuringCopy(t *testing.T) {
+	c := pgtest.Shared(t)
+	ctx := context.Background()
+	for _, m := range garbageModes {
+		t.Run(m.name, func(t *testing.T) {
+			r := startProxy(t, c, cfg{mode: m.mode, size: 2, loop: m.loop})
+			conn, err := pgconn.Connect(ctx, r.url("postgres"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			table := "cancel_copy_" + strings.ReplaceAll(m.name, "-", "_")
+			if _, err := conn.Exec(ctx, "drop table if exists "+table+"; create table "+table+" (n int)").ReadAll(); err != nil {
+				t.Fatal(err)
+			}
+			copies := []struct {
+				name string
+				run  func() error
+			}{
+				{"COPY TO", func() error {
+					_, err := conn.CopyTo(ctx, io.Discard, "copy (select n from generate_series(1, 1000000000) n) to stdout")
+					return err
+				}},
+				{"COPY FROM", func() error {
+					_, err := conn.CopyFrom(ctx, &slowRows{}, "copy "+table+" from stdin")
+					return err
+				}},
+			}
+			for _, cp := range copies {
+				done := make(chan error, 1)
+				go func() { done <- cp.run() }()
+				time.Sleep(200 * time.Millisecond)
+				if err := conn.CancelRequest(ctx); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(15 * time.Second):
+					t.Fatalf("%s: still running 15 s after the cancel", cp.name)
+				}
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != "57014" {
+					t.Fatalf("%s: ended with %v, want 57014", cp.name, err)
+				}
+				res, err := conn.Exec(ctx, "select 1").ReadAll()
+				if err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
+					t.Fatalf("%s: the next query: %v", cp.name, err)
+				}
+			}
+			var rows []*pgconn.Result
+			if rows, err = conn.Exec(ctx, "select count(*) from "+table).ReadAll(); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(rows[0].Rows[0][0]); got != "0" {
+				t.Errorf("the cancelled COPY FROM left %s rows", got)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +62,11 @@ func TestNoLeaksAfterChurn(t *testing.T) {
 			if testing.Short() {
 				rounds = 8
 			}
+			if v, err := strconv.Atoi(os.Getenv("QPROUTER_CHURN_ROUNDS")); err == nil {
+				rounds = v // a soak by hand
+			}
+			heap0 := heapInUse()
+			t0 := time.Now()
 			var wg sync.WaitGroup
 			errs := make(chan error, workers*rounds)
 			for w := range workers {
@@ -118,7 +124,8 @@ func TestNoLeaksAfterChurn(t *testing.T) {
 			// The process: its goroutines and descriptors back to the
 			// baseline (a little slack for the runtime's own).
 			g, fd := settle(t, baseG+2, baseFD)
-			t.Logf("goroutines %d before the churn, %d after; open descriptors %d, %d", baseG, g, baseFD, fd)
+			t.Logf("%d clients in %s: goroutines %d before the churn, %d after; open descriptors %d, %d; heap in use %d KiB, %d KiB",
+				workers*rounds, time.Since(t0).Round(time.Second), baseG, g, baseFD, fd, heap0>>10, heapInUse()>>10)
 		})
 	}
 }
@@ -162,6 +169,15 @@ func settle(t *testing.T, maxG, maxFD int) (int, int) {
 			t.Fatalf("after the churn: %d goroutines (at most %d expected), %d open descriptors (at most %d expected)\n%s", g, maxG, fd, maxFD, dump.String())
 		}
 	}
+}
+
+// heapInUse is the Go heap in use after a collection, in bytes (the
+// test's own and the proxy's, which runs in this process).
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }
 
 // openFDs counts the process's open file descriptors.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,8 +125,8 @@ func TestNoLeaksAfterChurn(t *testing.T) {
 			// The process: its goroutines and descriptors back to the
 			// baseline (a little slack for the runtime's own).
 			g, fd := settle(t, baseG+2, baseFD)
-			t.Logf("%d clients in %s: goroutines %d before the churn, %d after; open descriptors %d, %d; heap in use %d KiB, %d KiB",
-				workers*rounds, time.Since(t0).Round(time.Second), baseG, g, baseFD, fd, heap0>>10, heapInUse()>>10)
+			t.Logf("%d clients in %s: goroutines %d before the churn, %d after; open descriptors %d, %d; heap in use %d KiB, %d KiB; cancels too early to stop their statement %d",
+				workers*rounds, time.Since(t0).Round(time.Second), baseG, g, baseFD, fd, heap0>>10, heapInUse()>>10, lostCancels.Swap(0))
 		})
 	}
 }
@@ -190,6 +191,10 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
+// lostCancels counts the churn's cancels that came too early to stop
+// their statement (see "cancelled query").
+var lostCancels atomic.Int64
+
 // churnAction is one way a client comes and goes.
 type churnAction struct {
 	name string
@@ -222,7 +227,18 @@ var churnActions = []churnAction{
 			}
 			err := <-done
 			var pe *pgconn.PgError
-			if !errors.As(err, &pe) || pe.Code != "57014" {
+			switch {
+			case errors.As(err, &pe) && pe.Code == "57014":
+			case err == nil:
+				// A cancel that reaches the server just as the statement,
+				// queued for a server until then, gets there finds the
+				// backend not yet running it and does nothing, as
+				// PostgreSQL does with a cancel for an idle backend: a few
+				// in a thousand under this churn. The statement then ends
+				// normally; TestCancelWhileWaitingForServer holds the
+				// queued case to 57014.
+				lostCancels.Add(1)
+			default:
 				return fmt.Errorf("the cancelled query ended with %v, not 57014", err)
 			}
 			_, err = c.Exec(ctx, "select 1")

@@ -230,13 +230,14 @@ var churnActions = []churnAction{
 			switch {
 			case errors.As(err, &pe) && pe.Code == "57014":
 			case err == nil:
-				// A cancel that reaches the server just as the statement,
-				// queued for a server until then, gets there finds the
-				// backend not yet running it and does nothing, as
-				// PostgreSQL does with a cancel for an idle backend: a few
-				// in a thousand under this churn. The statement then ends
-				// normally; TestCancelWhileWaitingForServer holds the
-				// queued case to 57014.
+				// A cancel that comes as the statement, queued until
+				// then, reaches its server (the backend not yet running
+				// it: PostgreSQL ignores the cancel), or on the event loop
+				// passes to the goroutine to open a server connection, is
+				// lost: a few in a thousand under this churn
+				// (docs/qprouter.md). The statement then ends normally;
+				// TestCancelWhileWaitingForServer holds the waiting case
+				// to 57014.
 				lostCancels.Add(1)
 			default:
 				return fmt.Errorf("the cancelled query ended with %v, not 57014", err)

@@ -156,6 +156,7 @@ func (s *session) resume(err error) error {
 	}
 	if m := s.lp.held; m != nil {
 		s.lp.held = nil
+		defer s.endTransit()
 		if s.cancelHeld {
 			s.cancelHeld = false
 			return s.answerCancelled(m.typ)
@@ -350,6 +351,7 @@ func (s *session) serveMessages(n int) bool {
 				if err == errWaitServer {
 					return false
 				}
+				s.inTransit(time.Now())
 				why, err = backServer, nil
 			}
 			s.handBack(why, err)
@@ -429,11 +431,13 @@ func (s *session) onGranted(ch chan *pool.Conn) {
 	}
 	if srv == nil {
 		pl.ReturnSlot() // connecting blocks: the goroutine does it
+		s.inTransit(s.lp.waitStart)
 		s.handBack(backServer, nil)
 		return
 	}
 	if !s.loopTake(srv) {
 		pl.Release(srv)
+		s.inTransit(s.lp.waitStart)
 		s.handBack(backServer, nil)
 		return
 	}

@@ -475,9 +475,14 @@ func sqlstateOf(err error) string {
 // wait. A cancel request meanwhile ends it with errWaitCancelled.
 func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 	t0 := time.Now()
+	s.mu.Lock()
+	if s.waitCancelled { // came while the statement passed from the loop (inTransit)
+		s.waiting, s.waitCancelled = false, false
+		s.mu.Unlock()
+		return nil, errWaitCancelled
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	s.mu.Lock()
 	s.waiting, s.waitSince, s.waitStop = true, t0, stop
 	s.mu.Unlock()
 	var srv *pool.Conn

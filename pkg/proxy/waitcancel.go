@@ -2,7 +2,10 @@
 
 package proxy
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // A cancel request that comes while the client's statement waits for a
 // server (the pool is busy, or paused) ends the wait: the client gets
@@ -70,6 +73,27 @@ func (s *session) cancelWait() bool {
 		loop.Post(s.onLoop(s.onWaitCancel))
 	}
 	return true
+}
+
+// inTransit keeps the session waiting, as far as a cancel request is
+// concerned, while a statement that needs a server passes from the loop
+// to the goroutine that acquires one: a cancel in between is kept
+// (waitCancelled) and acquire answers it instead of waiting.
+func (s *session) inTransit(since time.Time) {
+	s.mu.Lock()
+	s.waiting, s.waitSince = true, since
+	s.mu.Unlock()
+}
+
+// endTransit ends inTransit once the goroutine has handled the statement
+// the loop passed it; acquire has ended the wait already unless the
+// statement needed no server after all (its cancel is then moot).
+func (s *session) endTransit() {
+	s.mu.Lock()
+	if s.waitStop == nil && s.waitLoop == nil {
+		s.waiting, s.waitCancelled = false, false
+	}
+	s.mu.Unlock()
 }
 
 // onWaitCancel ends a wait on the loop that a cancel request ended, and

@@ -49,23 +49,7 @@ func TestCancelWhileWaitingForServer(t *testing.T) {
 					done <- err
 				}()
 				time.Sleep(100 * time.Millisecond) // it waits for the server
-				t0 := time.Now()
-				if err := waiter.PgConn().CancelRequest(ctx); err != nil {
-					t.Fatal(err)
-				}
-				var err error
-				select {
-				case err = <-done:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("%s: the cancelled statement still waits 10 s after the cancel", q.name)
-				}
-				var pe *pgconn.PgError
-				if !errors.As(err, &pe) || pe.Code != "57014" {
-					t.Fatalf("%s: the cancelled statement ended with %v, want 57014", q.name, err)
-				}
-				if d := time.Since(t0); d > 5*time.Second {
-					t.Errorf("%s: the cancel took %s", q.name, d)
-				}
+				cancelExpecting57014(t, q.name, waiter.PgConn(), done, 10*time.Second)
 				if st := waiter.PgConn().TxStatus(); st != 'I' {
 					t.Errorf("%s: after the cancel the client is in state %q", q.name, st)
 				}
@@ -89,19 +73,7 @@ func TestCancelWhileWaitingForServer(t *testing.T) {
 				done <- err
 			}()
 			time.Sleep(100 * time.Millisecond)
-			if err := waiter.PgConn().CancelRequest(ctx); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("paused: the cancelled statement still waits 10 s after the cancel")
-			}
-			var pe *pgconn.PgError
-			if !errors.As(err, &pe) || pe.Code != "57014" {
-				t.Fatalf("paused: the cancelled statement ended with %v, want 57014", err)
-			}
+			cancelExpecting57014(t, "paused", waiter.PgConn(), done, 10*time.Second)
 			r.Resume()
 			var n int
 			if err := waiter.QueryRow(ctx, "select 9").Scan(&n); err != nil || n != 9 {
@@ -119,6 +91,30 @@ func TestCancelWhileWaitingForServer(t *testing.T) {
 				t.Errorf("CancelledWaits = %d, want 3", got)
 			}
 		})
+	}
+}
+
+// cancelExpecting57014 sends conn's CancelRequest and fails unless the
+// statement whose end done reports ends with 57014 within limit (and
+// the cancel within 5 s).
+func cancelExpecting57014(t *testing.T, what string, conn *pgconn.PgConn, done <-chan error, limit time.Duration) {
+	t.Helper()
+	t0 := time.Now()
+	if err := conn.CancelRequest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(limit):
+		t.Fatalf("%s: the cancelled statement still runs or waits %s after the cancel", what, limit)
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "57014" {
+		t.Fatalf("%s: the cancelled statement ended with %v, want 57014", what, err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("%s: the cancel took %s", what, d)
 	}
 }
 
@@ -268,19 +264,7 @@ func TestCancelDuringCopy(t *testing.T) {
 				done := make(chan error, 1)
 				go func() { done <- cp.run() }()
 				time.Sleep(200 * time.Millisecond)
-				if err := conn.CancelRequest(ctx); err != nil {
-					t.Fatal(err)
-				}
-				var err error
-				select {
-				case err = <-done:
-				case <-time.After(15 * time.Second):
-					t.Fatalf("%s: still running 15 s after the cancel", cp.name)
-				}
-				var pe *pgconn.PgError
-				if !errors.As(err, &pe) || pe.Code != "57014" {
-					t.Fatalf("%s: ended with %v, want 57014", cp.name, err)
-				}
+				cancelExpecting57014(t, cp.name, conn, done, 15*time.Second)
 				res, err := conn.Exec(ctx, "select 1").ReadAll()
 				if err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
 					t.Fatalf("%s: the next query: %v", cp.name, err)

@@ -824,7 +824,7 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 			return false, nil
 		}
 		s.answered = false
-		s.cw.Write([]byte{'Z', 0, 0, 0, 5, 'I'})
+		s.cw.Write(readyIdle)
 		return true, s.cw.Flush()
 	case 'H':
 		if !s.answered {

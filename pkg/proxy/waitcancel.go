@@ -20,8 +20,8 @@ var errWaitCancelled = errors.New("qprouter: the wait for a server was cancelled
 // code and text of PostgreSQL's own.
 var cancelledError = appendErrorResponse(nil, "ERROR", "57014", "canceling statement due to user request")
 
-// readyIdle is ReadyForQuery outside a transaction: a client waiting for
-// a server in transaction mode has none open.
+// readyIdle is ReadyForQuery outside a transaction, which is where a
+// transaction-mode client without a server is (also local's answer).
 var readyIdle = []byte{'Z', 0, 0, 0, 5, 'I'}
 
 // answerCancelled answers the message whose wait a cancel ended, on the

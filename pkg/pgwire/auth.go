@@ -106,14 +106,14 @@ func authMD5(c io.ReadWriter, user, stored string, known bool) error {
 	if err != nil {
 		return err
 	}
-	var pm pgproto3.PasswordMessage
-	if err := pm.Decode(body); err != nil {
-		return reply(c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet", Err: err})
+	password, perr := passwordPacket(body)
+	if perr != nil {
+		return reply(c, perr)
 	}
 	if !known {
 		return authFailed(c, user, ErrUnknownUser)
 	}
-	if cause := checkMD5(user, stored, salt, pm.Password); cause != nil {
+	if cause := checkMD5(user, stored, salt, password); cause != nil {
 		return authFailed(c, user, cause)
 	}
 	return nil
@@ -130,22 +130,33 @@ func authPassword(c io.ReadWriter, user, stored string, known bool) error {
 	if err != nil {
 		return err
 	}
-	var pm pgproto3.PasswordMessage
-	if err := pm.Decode(body); err != nil || len(pm.Password)+1 != len(body) {
-		return reply(c, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet size", Err: err})
-	}
-	if pm.Password == "" {
-		// As PostgreSQL: libpq sends nothing rather than an empty password,
-		// so an empty one is a client's mistake worth naming.
-		return reply(c, fatal(CodeInvalidPassword, "empty password returned by client"))
+	password, perr := passwordPacket(body)
+	if perr != nil {
+		return reply(c, perr)
 	}
 	if !known {
 		return authFailed(c, user, ErrUnknownUser)
 	}
-	if cause := checkPlain(user, stored, pm.Password); cause != nil {
+	if cause := checkPlain(user, stored, password); cause != nil {
 		return authFailed(c, user, cause)
 	}
 	return nil
+}
+
+// passwordPacket reads a PasswordMessage's body (a cleartext password or
+// an md5 response) as PostgreSQL's recv_password_packet does: exactly one
+// string filling the packet, and not empty (libpq sends nothing rather
+// than an empty password, so an empty one is a client's mistake worth
+// naming).
+func passwordPacket(body []byte) (string, *Error) {
+	var pm pgproto3.PasswordMessage
+	if err := pm.Decode(body); err != nil || len(pm.Password)+1 != len(body) {
+		return "", &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet size", Err: err}
+	}
+	if pm.Password == "" {
+		return "", fatal(CodeInvalidPassword, "empty password returned by client")
+	}
+	return pm.Password, nil
 }
 
 // checkPlain checks a cleartext password against the stored secret

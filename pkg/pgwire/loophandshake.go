@@ -133,9 +133,12 @@ func (h *Handshake) Feed(p []byte) (out []byte, step Step) {
 			h.ssl = h.ssl || code == codeSSLRequest
 			h.gss = h.gss || code == codeGSSENCRequest
 			h.in = h.in[n:]
-			if code == codeSSLRequest && len(h.in) > 0 {
+			if len(h.in) > 0 {
 				// Sent before the answer: PostgreSQL refuses it (see noneBuffered).
-				return h.fail(out, fatal(CodeProtocolViolation, "received unencrypted data after SSL request"))
+				if code == codeSSLRequest {
+					return h.fail(out, fatal(CodeProtocolViolation, "received unencrypted data after SSL request"))
+				}
+				return h.fail(out, fatal(CodeProtocolViolation, "received unencrypted data after GSSAPI encryption request"))
 			}
 			out = append(out, 'N')
 		case codeCancelRequest:
@@ -249,11 +252,11 @@ func (h *Handshake) authMessage(out []byte) ([]byte, Step) {
 		}
 		out = next
 	default:
-		var pm pgproto3.PasswordMessage
-		if err := pm.Decode(body); err != nil {
-			return h.fail(out, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid password packet", Err: err})
+		password, perr := passwordPacket(body)
+		if perr != nil {
+			return h.fail(out, perr)
 		}
-		if cause := checkMD5(h.st.Params["user"], h.secret, h.salt, pm.Password); cause != nil {
+		if cause := checkMD5(h.st.Params["user"], h.secret, h.salt, password); cause != nil {
 			return h.fail(out, passwordFailed(h.st.Params["user"], cause))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/pbkdf2"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -148,6 +149,19 @@ func TestHandshakeMD5(t *testing.T) {
 		if e.Code != CodeInvalidPassword || e.Message != `password authentication failed for user "`+user+`"` {
 			t.Fatalf("%s: wrong password answered %+v", user, e)
 		}
+
+		// The right answer with bytes after it is refused, as PostgreSQL
+		// refuses it.
+		h = NewHandshake(quick(hsUsers))
+		out, _ = h.Feed(packet(protocol30, params("user", user)...))
+		salt = backend(t, out)[0].(*pgproto3.AuthenticationMD5Password).Salt
+		m := passwordMsg(user, "pw", salt)
+		m = append(m, "more\x00"...)
+		binary.BigEndian.PutUint32(m[1:5], uint32(len(m)-1))
+		out, step = h.Feed(m)
+		if e := backend(t, out)[0].(*pgproto3.ErrorResponse); step != StepFail || e.Code != CodeProtocolViolation || e.Message != "invalid password packet size" {
+			t.Fatalf("%s: trailing bytes: step %d %+v", user, step, e)
+		}
 	}
 }
 
@@ -188,10 +202,11 @@ func TestHandshakeSSLAndGSSRequests(t *testing.T) {
 		in   [][]byte // one Feed each
 		want string
 	}{
-		"second SSLRequest":     {[][]byte{packet(codeSSLRequest), packet(codeSSLRequest)}, "unexpected SSLRequest"},
-		"second GSSENCRequest":  {[][]byte{packet(codeGSSENCRequest), packet(codeGSSENCRequest)}, "unexpected GSSENCRequest"},
-		"data after SSLRequest": {[][]byte{append(packet(codeSSLRequest), startup...)}, "received unencrypted data after SSL request"},
-		"long SSLRequest":       {[][]byte{packet(codeSSLRequest, 0)}, "unexpected SSLRequest"},
+		"second SSLRequest":        {[][]byte{packet(codeSSLRequest), packet(codeSSLRequest)}, "unexpected SSLRequest"},
+		"second GSSENCRequest":     {[][]byte{packet(codeGSSENCRequest), packet(codeGSSENCRequest)}, "unexpected GSSENCRequest"},
+		"data after SSLRequest":    {[][]byte{append(packet(codeSSLRequest), startup...)}, "received unencrypted data after SSL request"},
+		"data after GSSENCRequest": {[][]byte{append(packet(codeGSSENCRequest), startup...)}, "received unencrypted data after GSSAPI encryption request"},
+		"long SSLRequest":          {[][]byte{packet(codeSSLRequest, 0)}, "unexpected SSLRequest"},
 	} {
 		h := NewHandshake(quick(hsUsers))
 		var out []byte
@@ -233,7 +248,6 @@ func TestHandshakeHandsOverToAccept(t *testing.T) {
 		"empty md5 secret":    {quick(hsUsers), packet(protocol30, params("user", "empty")...), "", packet(protocol30, params("user", "empty")...)},
 		"no QuickCredentials": {noQuick, packet(protocol30, params("user", "tina")...), "", packet(protocol30, params("user", "tina")...)},
 		"SSLRequest with TLS": {tlsCfg, packet(codeSSLRequest), "", packet(codeSSLRequest)},
-		"after GSSENCRequest": {quick(hsUsers), append(packet(codeGSSENCRequest), packet(protocol30, params("user", "nobody")...)...), "N", packet(protocol30, params("user", "nobody")...)},
 		"protocol 2":          {quick(hsUsers), packet(2<<16, params("user", "tina")...), "", packet(2<<16, params("user", "tina")...)},
 		"bad length":          {quick(hsUsers), []byte{0, 0, 0, 3, 0, 0, 0, 0}, "", []byte{0, 0, 0, 3, 0, 0, 0, 0}},
 		"direct TLS":          {tlsCfg, []byte{0x16, 3, 1, 0, 5}, "", []byte{0x16, 3, 1, 0, 5}},
@@ -244,6 +258,16 @@ func TestHandshakeHandsOverToAccept(t *testing.T) {
 		if step != StepAccept || string(out) != tc.answer || !bytes.Equal(h.Replay(), tc.replay) {
 			t.Errorf("%s: step %d out %q replay %q; want StepAccept, %q, %q", name, step, out, h.Replay(), tc.answer, tc.replay)
 		}
+	}
+	// After a GSSENCRequest answered 'N', an unknown user's startup is
+	// handed over too (sent after the answer, as PostgreSQL requires).
+	gh := NewHandshake(quick(hsUsers))
+	if out, step := gh.Feed(packet(codeGSSENCRequest)); step != StepMore || string(out) != "N" {
+		t.Fatalf("GSSENCRequest: step %d out %q", step, out)
+	}
+	nobody := packet(protocol30, params("user", "nobody")...)
+	if out, step := gh.Feed(nobody); step != StepAccept || len(out) != 0 || !bytes.Equal(gh.Replay(), nobody) {
+		t.Errorf("after GSSENCRequest: step %d out %q replay %q", step, out, gh.Replay())
 	}
 
 	// Accept then runs the exchange from the replayed bytes: here the

@@ -317,20 +317,37 @@ func TestWrongMessageDuringAuth(t *testing.T) {
 	r.expectError(CodeProtocolViolation, "expected password response, got message type 81")
 }
 
-// TestCleartextPasswordPacket: a password packet with bytes after the
-// password's terminator, or none, is refused as PostgreSQL refuses it.
-func TestCleartextPasswordPacket(t *testing.T) {
-	cfg := &ServerConfig{Credentials: users(map[string]Credential{"bob": {Method: AuthPassword, Password: "pw"}})}
-	for name, body := range map[string][]byte{"trailing bytes": []byte("pw\x00x"), "no terminator": []byte("pw")} {
-		t.Run(name, func(t *testing.T) {
-			r := dialRaw(t, context.Background(), cfg)
-			r.write(packet(protocol30, params("user", "bob")...))
-			if m, ok := r.receive().(*pgproto3.AuthenticationCleartextPassword); !ok {
-				t.Fatalf("got %T, want AuthenticationCleartextPassword", m)
-			}
-			r.write(append(binary.BigEndian.AppendUint32([]byte{'p'}, uint32(4+len(body))), body...))
-			r.expectError(CodeProtocolViolation, "invalid password packet size")
-		})
+// TestPasswordPacket: a cleartext password or md5 response with bytes
+// after its terminator, or none, or empty, is refused as PostgreSQL's
+// recv_password_packet refuses it, even when the password is right.
+func TestPasswordPacket(t *testing.T) {
+	for _, method := range []AuthMethod{AuthPassword, AuthMD5} {
+		cfg := &ServerConfig{Credentials: users(map[string]Credential{"bob": {Method: method, Password: "pw"}})}
+		for name, tc := range map[string]struct {
+			body func(string) string // of the right answer
+			code string
+			msg  string
+		}{
+			"trailing bytes": {func(pw string) string { return pw + "\x00x" }, CodeProtocolViolation, "invalid password packet size"},
+			"no terminator":  {func(pw string) string { return pw }, CodeProtocolViolation, "invalid password packet size"},
+			"empty":          {func(string) string { return "\x00" }, CodeInvalidPassword, "empty password returned by client"},
+		} {
+			t.Run(fmt.Sprintf("%v %s", method, name), func(t *testing.T) {
+				r := dialRaw(t, context.Background(), cfg)
+				r.write(packet(protocol30, params("user", "bob")...))
+				right := "pw"
+				switch m := r.receive().(type) {
+				case *pgproto3.AuthenticationCleartextPassword:
+				case *pgproto3.AuthenticationMD5Password:
+					right = "md5" + md5hex(md5hex("pw"+"bob")+string(m.Salt[:]))
+				default:
+					t.Fatalf("got %T", m)
+				}
+				body := tc.body(right)
+				r.write(append(binary.BigEndian.AppendUint32([]byte{'p'}, uint32(4+len(body))), body...))
+				r.expectError(tc.code, tc.msg)
+			})
+		}
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	"golang.org/x/text/secure/precis"
+	"github.com/xdg-go/stringprep"
 )
 
 const (
@@ -103,10 +103,13 @@ func SCRAMVerifier(password string) string {
 	return deriveSCRAM(password, salt, scramIterations).String()
 }
 
-// normalizePassword is SASLprep as pgx and libpq apply it: PRECIS
-// OpaqueString (RFC 8265, SASLprep's successor), falling back to the raw
-// bytes when the password is not valid under it, as PostgreSQL does.
-// ASCII passwords without control characters are unchanged either way.
+// normalizePassword is SASLprep (RFC 4013: NFKC, non-ASCII spaces to
+// spaces, soft hyphens and other "mapped to nothing" characters dropped,
+// unassigned and prohibited code points refused) as PostgreSQL's
+// pg_saslprep applies it, so that a verifier PostgreSQL built, or a libpq
+// client's proof, agrees with ours. Like PostgreSQL it keeps ASCII as is
+// and falls back to the raw bytes when the password is not valid UTF-8
+// or SASLprep refuses it.
 func normalizePassword(p string) string {
 	ascii := true
 	for i := 0; i < len(p); i++ {
@@ -118,7 +121,7 @@ func normalizePassword(p string) string {
 	if ascii || !utf8.ValidString(p) {
 		return p
 	}
-	if n, err := precis.OpaqueString.String(p); err == nil {
+	if n, err := stringprep.SASLprep.Prepare(p); err == nil {
 		return n
 	}
 	return p

@@ -122,6 +122,9 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 			if _, err := c.Write([]byte{'N'}); err != nil {
 				return c, err
 			}
+			if hc.buffered() > 0 {
+				return c, reply(hc, fatal(CodeProtocolViolation, "received unencrypted data after GSSAPI encryption request"))
+			}
 		case codeCancelRequest:
 			var m pgproto3.CancelRequest
 			if err := m.Decode(body); err != nil {
@@ -140,7 +143,8 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 
 // noneBuffered refuses bytes a client sent after an SSLRequest without
 // waiting for the answer, as PostgreSQL does: over TLS they would not be
-// protected (CVE-2021-23214's shape).
+// protected (CVE-2021-23214's shape). The GSSENCRequest branch makes the
+// same check, with PostgreSQL's message for it.
 func noneBuffered(hc *handshakeConn) error {
 	if hc.buffered() == 0 {
 		return nil

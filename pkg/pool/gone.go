@@ -20,8 +20,8 @@ const peekAfter = 100 * time.Millisecond
 // up since the connection went idle: bytes already buffered, or a
 // non-blocking MSG_PEEK that finds bytes (a FATAL before the close) or
 // the end of the stream. An idle server has nothing to say, so either
-// means the connection is not fit to hand out. False when the socket
-// cannot be reached under its wrappers.
+// means the connection is not fit to hand out, as is a socket already
+// closed. False when the socket cannot be reached under its wrappers.
 func (c *Conn) serverGone() bool {
 	if c.R.Buffered() > 0 {
 		return true
@@ -31,7 +31,7 @@ func (c *Conn) serverGone() bool {
 		return false
 	}
 	gone := false
-	onFD(func(fd int) {
+	err := onFD(func(fd int) {
 		var b [1]byte
 		n, _, err := syscall.Recvfrom(fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
@@ -40,7 +40,7 @@ func (c *Conn) serverGone() bool {
 			gone = true // bytes, the end of the stream (0), or a failed socket
 		}
 	})
-	return gone
+	return gone || err != nil // a socket closed under the connection is gone too
 }
 
 // fdFunc returns a way to run a function on nc's socket descriptor,

@@ -159,6 +159,32 @@ func TestDeadIdleConnPeeked(t *testing.T) {
 	}
 }
 
+// A connection whose socket the proxy closed under it (a timeout, a
+// kill) and that still came back to the pool is not handed out again.
+func TestClosedIdleConnPeeked(t *testing.T) {
+	p, _ := newPool(t, pool.Config{Size: 2})
+	ctx := context.Background()
+	a, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := a.PID
+	a.Net.Close()
+	p.Release(a)
+	time.Sleep(200 * time.Millisecond) // idle past peekAfter
+	b, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release(b)
+	if b.PID == closed {
+		t.Fatalf("handed out the connection %d whose socket was closed", closed)
+	}
+	if st, err := b.Exec(ctx, "select 1"); err != nil || st != 'I' {
+		t.Fatalf("%c %v", st, err)
+	}
+}
+
 func TestMinIdleAndResize(t *testing.T) {
 	p, _ := newPool(t, pool.Config{Size: 3, MinIdle: 2})
 	deadline := time.Now().Add(5 * time.Second)

@@ -32,10 +32,19 @@ func (s *session) cancel() {
 	}
 }
 
+// settled tells, with s.mu held, whether the server owes the client
+// nothing and holds nothing of its: every answer in, no transaction, no
+// extended-protocol run without its Sync. Only such a server may serve
+// another client; one left otherwise is discarded, so that its backend
+// rolls the client's work back as it would for a direct client.
+func (s *session) settled() bool {
+	return len(s.queue) == 0 && s.txStatus == 'I' && !s.openRun && !s.skipping && !s.srvClosed
+}
+
 // drain closes the client when it is between transactions (Shutdown).
 func (s *session) drain() {
 	s.mu.Lock()
-	idle := len(s.queue) == 0 && s.txStatus == 'I' && !s.waiting
+	idle := s.settled() && !s.waiting
 	s.ending = s.ending || idle
 	s.mu.Unlock()
 	if idle {
@@ -67,7 +76,7 @@ func (s *session) end(final *clientError) {
 	s.ending = true
 	srv := s.srv
 	done := s.done
-	clean := len(s.queue) == 0 && s.txStatus == 'I'
+	clean := s.settled()
 	s.mu.Unlock()
 	if srv != nil {
 		if clean {
@@ -80,7 +89,7 @@ func (s *session) end(final *clientError) {
 	s.mu.Lock()
 	srv = s.srv
 	s.srv = nil
-	clean = clean && s.stopClean && len(s.queue) == 0 && s.txStatus == 'I'
+	clean = clean && s.stopClean && s.settled()
 	pinned := s.pinned
 	s.mu.Unlock()
 	s.cmu.Lock() // a cancel under way is delivered before srv serves anyone else

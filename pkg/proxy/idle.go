@@ -140,7 +140,7 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 	if busy {
 		m.since = now
 	}
-	inTx := busy || s.txStatus != 'I'
+	inTx := busy || !s.settled() // an open extended-protocol run is an implicit transaction
 	if !inTx {
 		m.txSince = time.Time{}
 	} else if m.txSince.IsZero() {
@@ -173,8 +173,10 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 	}
 	if why != "" && running {
 		// Closed under mu: the server is still this client's (a release
-		// sets s.srv to nil under mu first).
+		// sets s.srv to nil under mu first), and srvClosed keeps an answer
+		// already read to its end from releasing it.
 		srv.Net.Close()
+		s.srvClosed = true
 	}
 	s.mu.Unlock()
 	switch {

@@ -144,6 +144,12 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 	if s.skipping && typ != 'S' {
 		return out, nil // the server ignores it until Sync; so do we
 	}
+	switch typ {
+	case 'P', 'B', 'D', 'E', 'C':
+		s.openRun = true
+	case 'S', 'Q', 'F':
+		s.openRun = false
+	}
 	now := time.Now()
 	if s.txBegan.IsZero() && s.p.opts.OnTransaction != nil {
 		s.txBegan = now

@@ -828,8 +828,9 @@ func (p *Proxy) kill(s *session) {
 	running := srv != nil && len(s.queue) > 0 && !s.waiting
 	if srv != nil {
 		// Closed under mu: the server is still this client's (a release
-		// sets s.srv to nil under mu first).
+		// sets s.srv to nil under mu first; srvClosed stops one).
 		srv.Net.Close()
+		s.srvClosed = true
 	}
 	s.mu.Unlock()
 	s.client.Conn.Close()

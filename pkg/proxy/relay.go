@@ -167,7 +167,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			}
 			s.mu.Lock()
 			draining := s.ending || s.p.isDraining()
-			idle := len(s.queue) == 0 && s.txStatus == 'I'
+			idle := s.settled()
 			s.mu.Unlock()
 			if draining && idle {
 				s.client.Conn.Close() // Shutdown: the transaction is over
@@ -415,7 +415,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			s.txEnded()
 		}
 		s.endOfStatement()
-		release = s.rename && s.txStatus == 'I' && len(s.queue) == 0 && !s.pinned && !s.skipping && !s.ending && !s.clientCopying
+		release = s.rename && s.settled() && !s.pinned && !s.ending && !s.clientCopying
 		if release {
 			s.srv = nil
 		}

@@ -48,12 +48,21 @@ type session struct {
 	// the server must not go to another client until it has.
 	wmu sync.Mutex
 
-	mu        sync.Mutex
-	srv       *pool.Conn
-	sst       *serverState
-	queue     []entry
-	qmem      []entry // queue's backing array from its start, reused once queue is empty
-	skipping  bool    // the server skips to Sync after an error
+	mu       sync.Mutex
+	srv      *pool.Conn
+	sst      *serverState
+	queue    []entry
+	qmem     []entry // queue's backing array from its start, reused once queue is empty
+	skipping bool    // the server skips to Sync after an error
+	// openRun: extended-protocol messages reached the server since its
+	// last Sync, Query or function call. Until a Sync ends them the server
+	// is inside their implicit transaction (or skipping to the Sync), so
+	// it is not at rest even with every answer in and txStatus 'I'.
+	openRun bool
+	// srvClosed: a timeout or KILL_CLIENT closed srv under the session,
+	// which must then never give it back to the pool, even if its last
+	// answer was already read.
+	srvClosed bool
 	pinned    bool
 	txStatus  byte
 	waiting   bool
@@ -278,7 +287,7 @@ func (s *session) stat() ClientStat {
 	case s.waiting:
 		st.State = "waiting"
 		st.WaitingSince = s.waitSince
-	case len(s.queue) > 0 || s.txStatus != 'I':
+	case !s.settled():
 		st.State = "active"
 	}
 	if s.srv != nil {

@@ -9,6 +9,7 @@ require (
 
 require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 )
 

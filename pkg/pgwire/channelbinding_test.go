@@ -60,9 +60,15 @@ func TestClientFinalChannelBinding(t *testing.T) {
 		t.Errorf("matching binding refused: %v", e)
 	}
 	for _, cb := range [][]byte{theirs, nil} {
-		if _, e := parseClientFinal(final(cb), want, "nonce"); e == nil || e.Message != "SCRAM channel binding check failed" {
-			t.Errorf("binding %q: %v, want the check to fail", cb, e)
+		if _, e := parseClientFinal(final(cb), want, "nonce"); e == nil || e.Code != CodeInvalidAuthorization || e.Message != "SCRAM channel binding check failed" {
+			t.Errorf("binding %q: %v, want the check to fail with 28000", cb, e)
 		}
+	}
+	// Without PLUS, c= must be the header alone (PostgreSQL: 08P01).
+	plain := "c=" + base64.StdEncoding.EncodeToString([]byte("n,,"+string(ours))) + ",r=nonce,p=" + proof
+	if _, e := parseClientFinal(plain, []byte("n,,"), "nonce"); e == nil || e.Code != CodeProtocolViolation ||
+		e.Message != "unexpected SCRAM channel-binding attribute in client-final-message" {
+		t.Errorf("binding data without PLUS: %v", e)
 	}
 }
 

@@ -423,7 +423,7 @@ func TestSCRAMRefusals(t *testing.T) {
 		sf := scramFirst(t, r, "bob", "n,,n=,r=abc")
 		nonce := strings.TrimPrefix(strings.Split(sf, ",")[0], "r=")
 		r.send(&pgproto3.SASLResponse{Data: []byte("c=eSws,r=" + nonce + ",p=" + base64.StdEncoding.EncodeToString(make([]byte, 32)))})
-		r.expectError(CodeProtocolViolation, "SCRAM channel binding check failed")
+		r.expectError(CodeProtocolViolation, "unexpected SCRAM channel-binding attribute in client-final-message")
 	})
 	t.Run("wrong proof", func(t *testing.T) {
 		r := dialRaw(t, context.Background(), cfg)

@@ -380,7 +380,7 @@ func parseClientFirst(s string, plus, offered bool) (clientFirst, *Error) {
 	cf.bare = rest[1:]
 	attrs := strings.Split(cf.bare, ",")
 	if strings.HasPrefix(attrs[0], "m=") {
-		return cf, malformed("client requires an unsupported SCRAM extension")
+		return cf, fatal(CodeFeatureNotSupported, "client requires an unsupported SCRAM extension")
 	}
 	if len(attrs) < 2 || !strings.HasPrefix(attrs[0], "n=") || !strings.HasPrefix(attrs[1], "r=") {
 		return cf, malformed("expected n= and r= attributes")
@@ -427,7 +427,12 @@ func parseClientFinal(s string, want []byte, nonce string) (clientFinal, *Error)
 	}
 	cbind, err := base64.StdEncoding.DecodeString(attrs[0][2:])
 	if err != nil || !bytes.Equal(cbind, want) {
-		return cf, fatal(CodeProtocolViolation, "SCRAM channel binding check failed")
+		// PostgreSQL's codes: with channel binding in use a mismatch is an
+		// authorization failure, without it a protocol error.
+		if bytes.HasPrefix(want, []byte("p=")) {
+			return cf, fatal(CodeInvalidAuthorization, "SCRAM channel binding check failed")
+		}
+		return cf, fatal(CodeProtocolViolation, "unexpected SCRAM channel-binding attribute in client-final-message")
 	}
 	if subtle.ConstantTimeCompare([]byte(attrs[1][2:]), []byte(nonce)) != 1 {
 		return cf, malformed("nonce does not match")

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/pool"
@@ -313,8 +314,8 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 	case 'C', 'I', 's':
 		var rows int64
+		var cmd []byte
 		if typ == 'C' {
-			var cmd []byte
 			cmd, rows = tagRows(body)
 			if string(cmd) != s.lastCmd { // compared without a copy
 				s.lastCmd = string(cmd)
@@ -331,7 +332,11 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			return 0, false, nil, err
 		}
 		ev = s.event(head, rows, "")
+		sql := head.sql
 		s.pop()
+		if typ == 'C' {
+			s.transactionEnd(cmd, sql)
+		}
 	case 'E':
 		if head != nil && head.probe {
 			// The proxy's own Parse failed: the Query behind it decides.
@@ -649,6 +654,44 @@ func (s *session) neverCreated(from int, name string, created, before *stmt) {
 	}
 }
 
+// transactionEnd settles the pending settings when an Execute ends a
+// transaction before its Sync: a COMMIT (PostgreSQL tags the COMMIT of
+// an aborted transaction ROLLBACK) keeps them, a ROLLBACK that is not to
+// a savepoint drops them. What follows up to the Sync runs in a new
+// implicit transaction, so an error there (which makes endOfStatement
+// drop what is pending) no longer decides these.
+func (s *session) transactionEnd(cmd []byte, sql string) {
+	if len(s.pending) == 0 {
+		return
+	}
+	switch string(cmd) {
+	case "COMMIT":
+		s.vars.apply(s.pending)
+		s.varsKey = s.vars.key()
+		s.sst.varsKey = s.varsKey
+	case "ROLLBACK":
+		if toSavepoint(sql) {
+			return
+		}
+	default:
+		return
+	}
+	s.pending = s.pending[:0]
+}
+
+// toSavepoint tells whether a ROLLBACK statement's text rolls back to a
+// savepoint only ("ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name"),
+// which ends no transaction.
+func toSavepoint(sql string) bool {
+	w := strings.Fields(sql[:min(len(sql), 64)])
+	for i := 1; i < len(w) && i <= 2; i++ {
+		if strings.EqualFold(w[i], "to") {
+			return true
+		}
+	}
+	return false
+}
+
 // endOfStatement applies or drops pending settings at ReadyForQuery.
 func (s *session) endOfStatement() {
 	if len(s.pending) > 0 {
@@ -659,6 +702,12 @@ func (s *session) endOfStatement() {
 			s.vars.apply(s.pending)
 			s.varsKey = s.vars.key()
 			s.sst.varsKey = s.varsKey
+		default:
+			// Taken as rolled back. Where that is a guess (a statement of
+			// the same Query may have committed them first), the next client
+			// on this server gets RESET ALL and its own settings replayed
+			// rather than trusting the guess, so nothing can leak to it.
+			s.sst.varsKey = unknownVars
 		}
 		s.pending = s.pending[:0]
 	}

@@ -515,6 +515,10 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 	return srv, err
 }
 
+// unknownVars is a server's varsKey when what it has is not known: no
+// client's key equals it, so the next one gets RESET ALL and a replay.
+const unknownVars = "\x00unknown"
+
 // syncServer replays the client's settings on srv when they differ from
 // what srv has. A setting the server refuses is logged, or, when strict
 // (the startup), returned as the *pool.ServerError.
@@ -538,7 +542,7 @@ func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 	var se *pool.ServerError
 	if errors.As(err, &se) {
 		s.p.log.Debug("proxy: settings replay failed", "err", err)
-		sst.varsKey = "\x00unknown"
+		sst.varsKey = unknownVars
 		if strict {
 			return err
 		}

@@ -111,12 +111,12 @@ func (g *diffGen) steps(n int) []diffStep {
 	return append(out, query("rollback"))
 }
 
-// pipelined is how many more steps go in the same write: none unless
-// QPROUTER_DIFF_PIPELINE=1. Planning messages before the answers to the
-// ones ahead of them still gets some cases wrong (docs/qprouter.md), so
-// the default run leaves it out.
+// pipelined is how many more steps go in the same write: one or two for
+// about a quarter of the steps, so that messages are planned before the
+// answers to the ones ahead of them (the fence, docs/qprouter.md);
+// QPROUTER_DIFF_PIPELINE=0 sends every step alone.
 func (g *diffGen) pipelined() int {
-	if os.Getenv("QPROUTER_DIFF_PIPELINE") != "1" || g.rnd.IntN(4) > 0 {
+	if os.Getenv("QPROUTER_DIFF_PIPELINE") == "0" || g.rnd.IntN(4) > 0 {
 		return 0
 	}
 	return 1 + g.rnd.IntN(2)
@@ -334,10 +334,12 @@ func converse(addr string, steps []diffStep) ([][]string, error) {
 // prepared on another server cannot be parsed on this one, so its first
 // use there is refused with 25P02, where PostgreSQL still describes it or
 // first reports a Bind's wrong parameter count or a Parse of a name in
-// use. The answers must agree up to that error, the Sync group it ends
-// must have begun in an aborted transaction (aborted: the step began in
-// one), and PostgreSQL's answer to that group must leave it aborted too.
-// The rest of the step is not compared.
+// use. The answers must agree up to that error, and the Sync group it
+// ends must have begun in an aborted transaction (aborted: the step began
+// in one). The rest of the step is not compared: the messages skipped
+// after the error may include an Execute of a prepared ROLLBACK, which
+// PostgreSQL runs in an aborted transaction, so there the transaction
+// stays aborted through the proxy and ends directly.
 func sameAnswers(got, want []string, aborted bool) bool {
 	if slices.Equal(got, want) {
 		return true
@@ -351,15 +353,7 @@ func sameAnswers(got, want []string, aborted bool) bool {
 			aborted = a == "ReadyForQuery E"
 		}
 	}
-	if !aborted || i+1 >= len(got) || !strings.HasPrefix(got[i], "Error ERROR 25P02 ") || got[i+1] != "ReadyForQuery E" {
-		return false
-	}
-	for _, a := range want[i:] {
-		if strings.HasPrefix(a, "ReadyForQuery ") {
-			return a == "ReadyForQuery E"
-		}
-	}
-	return false
+	return aborted && i+1 < len(got) && strings.HasPrefix(got[i], "Error ERROR 25P02 ") && got[i+1] == "ReadyForQuery E"
 }
 
 func TestDifferentialConversations(t *testing.T) {

@@ -228,6 +228,21 @@ func TestStartupPacketLimits(t *testing.T) {
 	}
 }
 
+// Overlong user and database names are cut to 63 bytes, as PostgreSQL
+// cuts them, before the user is looked up.
+func TestStartupNamesTruncated(t *testing.T) {
+	long := strings.Repeat("u", 70)
+	r := dialRaw(t, context.Background(), trustAll)
+	r.write(packet(protocol30, params("user", long, "database", strings.Repeat("d", 64))...))
+	if _, ok := r.receive().(*pgproto3.AuthenticationOk); !ok {
+		t.Fatal("no AuthenticationOk")
+	}
+	res := r.result()
+	if u, d := res.startup.Params["user"], res.startup.Params["database"]; u != long[:63] || d != strings.Repeat("d", 63) {
+		t.Fatalf("user %q (%d bytes), database %q", u, len(u), d)
+	}
+}
+
 func TestStartupTimeout(t *testing.T) {
 	cfg := &ServerConfig{StartupTimeout: 100 * time.Millisecond, Credentials: trustAll.Credentials}
 	r := dialRaw(t, context.Background(), cfg)

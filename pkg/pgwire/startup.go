@@ -152,6 +152,9 @@ func noneBuffered(hc *handshakeConn) error {
 	return reply(hc, fatal(CodeProtocolViolation, "received unencrypted data after SSL request"))
 }
 
+// maxNameLen is PostgreSQL's NAMEDATALEN-1, the longest name it keeps.
+const maxNameLen = 63
+
 // startupMessage parses a StartupMessage's parameters and declines a newer
 // minor version and protocol options with NegotiateProtocolVersion.
 func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
@@ -190,6 +193,13 @@ func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
 	}
 	if st.Params["database"] == "" {
 		st.Params["database"] = st.Params["user"]
+	}
+	// PostgreSQL 15 cuts both names to NAMEDATALEN-1 bytes, so that an
+	// overlong name still finds its role and database.
+	for _, k := range [...]string{"user", "database"} {
+		if v := st.Params[k]; len(v) > maxNameLen {
+			st.Params[k] = v[:maxNameLen]
+		}
 	}
 	if code != protocol30 || len(unrecognized) > 0 {
 		if unrecognized == nil {

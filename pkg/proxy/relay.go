@@ -666,9 +666,7 @@ func (s *session) transactionEnd(cmd []byte, sql string) {
 	}
 	switch string(cmd) {
 	case "COMMIT":
-		s.vars.apply(s.pending)
-		s.varsKey = s.vars.key()
-		s.sst.varsKey = s.varsKey
+		s.keepPending()
 	case "ROLLBACK":
 		if toSavepoint(sql) {
 			return
@@ -692,6 +690,13 @@ func toSavepoint(sql string) bool {
 	return false
 }
 
+// keepPending makes the pending settings the client's, and the server's.
+func (s *session) keepPending() {
+	s.vars.apply(s.pending)
+	s.varsKey = s.vars.key()
+	s.sst.varsKey = s.varsKey
+}
+
 // endOfStatement applies or drops pending settings at ReadyForQuery.
 func (s *session) endOfStatement() {
 	if len(s.pending) > 0 {
@@ -699,9 +704,7 @@ func (s *session) endOfStatement() {
 		case s.txStatus == 'T':
 			return // the transaction goes on
 		case s.txStatus == 'I' && !s.failed && s.lastCmd != "ROLLBACK":
-			s.vars.apply(s.pending)
-			s.varsKey = s.vars.key()
-			s.sst.varsKey = s.varsKey
+			s.keepPending()
 		default:
 			// Taken as rolled back. Where that is a guess (a statement of
 			// the same Query may have committed them first), the next client

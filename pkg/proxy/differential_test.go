@@ -55,6 +55,9 @@ var diffQueries = []diffQuery{
 	{"begin", 0},
 	{"commit", 0},
 	{"rollback", 0},
+	{"savepoint s", 0},
+	{"rollback to savepoint s", 0},
+	{"release s", 0},
 	{"select relname from pg_class where relname = 'pg_class'", 0},
 }
 
@@ -64,6 +67,8 @@ var diffSimple = []string{
 	"select 1", "select 1; select 2", "", "begin", "commit", "rollback", "select 1/0",
 	"set work_mem = '1%d34kB'", "reset work_mem", "show work_mem", "show application_name",
 	"set application_name = 'sim%d'", "deallocate a", "deallocate all", "discard all",
+	"savepoint s", "rollback to s", "release savepoint s", "commit; select 1/0",
+	"set work_mem = '1%d56kB'; savepoint s; set work_mem = '1%d78kB'; rollback to s",
 }
 
 var diffPinning = []string{"prepare q as select 7", "execute q", "deallocate q"}
@@ -88,10 +93,7 @@ type diffGen struct {
 func (g *diffGen) pick(list []string) string { return list[g.rnd.IntN(len(list))] }
 
 func (g *diffGen) text(s string) string {
-	if strings.Contains(s, "%d") {
-		return fmt.Sprintf(s, g.client)
-	}
-	return s
+	return strings.ReplaceAll(s, "%d", strconv.Itoa(g.client))
 }
 
 func (g *diffGen) steps(n int) []diffStep {

@@ -58,6 +58,9 @@ type entry struct {
 	// from its answer on (pop), not from when it was sent: a client may
 	// pipeline statements past a ReadyForQuery that decides the ones before.
 	ops []varOp
+	// done counts a Query's CommandCompletes (an Execute's one); opNext is
+	// the first of ops not yet followed (session.ran).
+	done, opNext int
 	// stmtName and before: the client's named statement this entry's
 	// message changed (a Parse, a Close, a Query's DEALLOCATE) and what the
 	// client had under that name before, put back if PostgreSQL skips the

@@ -12,7 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/pool"
@@ -317,8 +317,8 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		var cmd []byte
 		if typ == 'C' {
 			cmd, rows = tagRows(body)
-			if string(cmd) != s.lastCmd { // compared without a copy
-				s.lastCmd = string(cmd)
+			if head != nil && len(head.ops) > 0 {
+				s.ran(head, cmd)
 			}
 		}
 		if head != nil && head.kind == kQuery {
@@ -332,11 +332,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			return 0, false, nil, err
 		}
 		ev = s.event(head, rows, "")
-		sql := head.sql
 		s.pop()
-		if typ == 'C' {
-			s.transactionEnd(cmd, sql)
-		}
 	case 'E':
 		if head != nil && head.probe {
 			// The proxy's own Parse failed: the Query behind it decides.
@@ -447,11 +443,12 @@ func paramStatus(body []byte) (name, value string, ok bool) {
 	return name, value, ok
 }
 
-// pop drops the answered head of the queue; its settings now wait for
-// the end of their transaction (endOfStatement).
+// pop drops the answered head of the queue.
 func (s *session) pop() {
-	if ops := s.queue[0].ops; len(ops) > 0 {
-		s.pending = append(s.pending, ops...)
+	if e := &s.queue[0]; e.opNext < len(e.ops) && e.kind == kQuery && e.code == "" {
+		// A Query that succeeded with statements left over: its text was
+		// split other than PostgreSQL split it.
+		s.unsure(e)
 	}
 	s.queue[0] = entry{}
 	s.queue = s.queue[1:]
@@ -654,42 +651,6 @@ func (s *session) neverCreated(from int, name string, created, before *stmt) {
 	}
 }
 
-// transactionEnd settles the pending settings when an Execute ends a
-// transaction before its Sync: a COMMIT (PostgreSQL tags the COMMIT of
-// an aborted transaction ROLLBACK) keeps them, a ROLLBACK that is not to
-// a savepoint drops them. What follows up to the Sync runs in a new
-// implicit transaction, so an error there (which makes endOfStatement
-// drop what is pending) no longer decides these.
-func (s *session) transactionEnd(cmd []byte, sql string) {
-	if len(s.pending) == 0 {
-		return
-	}
-	switch string(cmd) {
-	case "COMMIT":
-		s.keepPending()
-	case "ROLLBACK":
-		if toSavepoint(sql) {
-			return
-		}
-	default:
-		return
-	}
-	s.pending = s.pending[:0]
-}
-
-// toSavepoint tells whether a ROLLBACK statement's text rolls back to a
-// savepoint only ("ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name"),
-// which ends no transaction.
-func toSavepoint(sql string) bool {
-	w := strings.Fields(sql[:min(len(sql), 64)])
-	for i := 1; i < len(w) && i <= 2; i++ {
-		if strings.EqualFold(w[i], "to") {
-			return true
-		}
-	}
-	return false
-}
-
 // keepPending makes the pending settings the client's, and the server's.
 func (s *session) keepPending() {
 	s.vars.apply(s.pending)
@@ -697,24 +658,97 @@ func (s *session) keepPending() {
 	s.sst.varsKey = s.varsKey
 }
 
-// endOfStatement applies or drops pending settings at ReadyForQuery.
-func (s *session) endOfStatement() {
-	if len(s.pending) > 0 {
-		switch {
-		case s.txStatus == 'T':
-			return // the transaction goes on
-		case s.txStatus == 'I' && !s.failed && s.lastCmd != "ROLLBACK":
-			s.keepPending()
-		default:
-			// Taken as rolled back. Where that is a guess (a statement of
-			// the same Query may have committed them first), the next client
-			// on this server gets RESET ALL and its own settings replayed
-			// rather than trusting the guess, so nothing can leak to it.
-			s.sst.varsKey = unknownVars
+// ran follows a CommandComplete of e, a Query or an Execute with setting
+// changes or transaction control in its text: PostgreSQL answers a
+// Query's statements in order, so the n-th CommandComplete is the n-th
+// statement's, and only statements that completed count. A COMMIT keeps
+// what is pending, a ROLLBACK drops it, a savepoint marks it, and
+// ROLLBACK TO a savepoint drops what came after the mark.
+func (s *session) ran(e *entry, tag []byte) {
+	k := e.done
+	e.done++
+	for e.opNext < len(e.ops) && e.ops[e.opNext].idx <= k {
+		op := e.ops[e.opNext]
+		if op.idx < k || !op.fits(tag) {
+			s.unsure(e)
+			return
 		}
-		s.pending = s.pending[:0]
+		e.opNext++
+		switch op.tx {
+		case txNone:
+			s.pending = append(s.pending, op)
+		case txSavepoint:
+			s.pending = append(s.pending, op)
+		case txRelease:
+			if i := s.savepoint(op.key); i >= 0 {
+				// it and the savepoints after it go; the changes stay
+				rest := slices.DeleteFunc(s.pending[i:], func(o varOp) bool { return o.tx != txNone })
+				s.pending = s.pending[:i+len(rest)]
+			} else {
+				s.unsureVars = true
+			}
+		case txRollbackTo:
+			if i := s.savepoint(op.key); i >= 0 {
+				s.pending = s.pending[:i+1]
+			} else {
+				s.unsureVars = true
+			}
+		case txCommit, txRollback:
+			if op.tx == txCommit && string(tag) == "COMMIT" {
+				s.keepPending()
+			}
+			s.pending = s.pending[:0]
+		}
 	}
+}
+
+// savepoint is where in pending the latest savepoint of that name is; -1
+// if none.
+func (s *session) savepoint(name string) int {
+	for i := len(s.pending) - 1; i >= 0; i-- {
+		if op := s.pending[i]; op.tx == txSavepoint && op.key == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// unsure gives up matching e's statements with their answers: its
+// setting changes still to come count as made, at face value, and the
+// server's settings are taken as unknown (endOfStatement).
+func (s *session) unsure(e *entry) {
+	for _, op := range e.ops[e.opNext:] {
+		if op.tx == txNone {
+			s.pending = append(s.pending, op)
+		}
+	}
+	e.opNext = len(e.ops)
+	s.unsureVars = true
+}
+
+// endOfStatement applies or drops pending settings at ReadyForQuery,
+// when no COMMIT or ROLLBACK decided them before.
+func (s *session) endOfStatement() {
+	if s.unsureVars {
+		// What the server has is a guess: the next client on it gets
+		// RESET ALL and its own settings replayed.
+		s.sst.varsKey = unknownVars
+		s.unsureVars = false
+	}
+	failed := s.failed
 	s.failed = false
+	if len(s.pending) == 0 || s.txStatus == 'T' || s.txStatus == 'E' {
+		return // none, or the transaction goes on
+	}
+	if !failed {
+		s.keepPending()
+	} else {
+		// The implicit transaction failed and took them with it. Should a
+		// statement the proxy did not see as such have committed them
+		// first, the server is not trusted either.
+		s.sst.varsKey = unknownVars
+	}
+	s.pending = s.pending[:0]
 }
 
 // maxHeldEvents bounds the statements a relay holds back from OnQuery

@@ -106,10 +106,10 @@ type session struct {
 	errBuf      []byte // a rewritten ErrorResponse (renameError), relay goroutine only
 	portals     map[string]portal
 	vars        vars
-	pending     []varOp // changes waiting for their transaction to end
-	failed      bool    // an error since the last ReadyForQuery
-	serverFatal bool    // the server sent a FATAL (or PANIC): its own last word
-	lastCmd     string
+	pending     []varOp           // changes waiting for their transaction to end
+	unsureVars  bool              // the server's settings are a guess (session.unsure)
+	failed      bool              // an error since the last ReadyForQuery
+	serverFatal bool              // the server sent a FATAL (or PANIC): its own last word
 	poolName    string            // db/user: the pool's name before there is a server
 	ev          QueryEvent        // what event returns a pointer to: no allocation per statement
 	varsKey     string            // vars.key(), kept current with vars

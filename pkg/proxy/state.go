@@ -54,8 +54,8 @@ func pins(sql string) bool {
 }
 
 // words is what one pass over a statement's text found: a pin word
-// (pinWords), a word that may change settings ("set", "res", "dis") and
-// one that may drop prepared statements ("discard", "deallocate"). The
+// (pinWords), a word that may change settings or decide their fate
+// (varWord) and one that may drop prepared statements ("discard", "deallocate"). The
 // pass replaces a scan per word on every statement.
 type words struct{ pin, vars, drop bool }
 
@@ -68,22 +68,18 @@ func scanWords(sql string) words {
 			w.pin = w.pin || hasPrefixFold(rest, "listen")
 		case 'a':
 			w.pin = w.pin || hasPrefixFold(rest, "advisory_lock")
+			w.vars = w.vars || hasPrefixFold(rest, "abo")
 		case 'h':
 			w.pin = w.pin || hasPrefixFold(rest, "hold")
 		case 't':
 			w.pin = w.pin || hasPrefixFold(rest, "temp")
 		case 'p':
 			w.pin = w.pin || hasPrefixFold(rest, "prepare")
-		case 's':
-			w.vars = w.vars || hasPrefixFold(rest, "set")
-		case 'r':
-			w.vars = w.vars || hasPrefixFold(rest, "res")
 		case 'd':
-			if hasPrefixFold(rest, "dis") {
-				w.vars = true
-				w.drop = w.drop || hasPrefixFold(rest, "discard")
-			}
-			w.drop = w.drop || hasPrefixFold(rest, "deallocate")
+			w.drop = w.drop || hasPrefixFold(rest, "discard") || hasPrefixFold(rest, "deallocate")
+			w.vars = w.vars || hasPrefixFold(rest, "dis")
+		case 's', 'r', 'c', 'e':
+			w.vars = w.vars || varWord(rest)
 		}
 	}
 	return w
@@ -95,12 +91,29 @@ func hasPrefixFold(s, prefix string) bool {
 
 var setConfigPattern = regexp.MustCompile(`(?i)set_config\s*\(\s*'((?:[^']|'')*)'\s*,\s*'((?:[^']|'')*)'\s*,\s*(false|true)\s*\)`)
 
-// varOp is one change to the session's settings.
+// varOp is one change to the session's settings, or a transaction
+// control statement that decides the fate of the changes before it.
 type varOp struct {
 	reset bool   // RESET name, or RESET ALL when key is ""
-	key   string // lower-case setting name
+	key   string // lower-case setting name; a savepoint's name for tx ops
 	stmt  string // the statement that sets it, replayed verbatim
+	tx    txOp   // txNone for a change of a setting
+	idx   int    // which statement of its message's text it is, from 0
+	tag   string // the CommandComplete tag its statement answers with; "" any
 }
+
+// txOp is a transaction control statement, kept in order with the
+// setting changes so that a savepoint undoes exactly what followed it.
+type txOp uint8
+
+const (
+	txNone txOp = iota
+	txSavepoint
+	txRelease    // RELEASE [SAVEPOINT] name
+	txRollbackTo // ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
+	txCommit     // COMMIT, END (tagged ROLLBACK in an aborted transaction)
+	txRollback   // ROLLBACK, ABORT
+)
 
 // varOps extracts the setting changes in sql (text matching, statement by
 // statement). SET LOCAL and transaction characteristics are skipped.
@@ -114,29 +127,30 @@ func varOps(sql string) []varOp {
 // splitVarOps is varOps once the filter has passed.
 func splitVarOps(sql string) []varOp {
 	var ops []varOp
-	for _, st := range splitStatements(sql) {
+	for idx, st := range splitStatements(sql) {
 		low := strings.ToLower(st)
 		f := strings.Fields(low)
 		if len(f) == 0 {
 			continue
 		}
+		n := len(ops)
 		switch {
 		case f[0] == "reset" && len(f) >= 2:
 			if f[1] == "all" {
-				ops = append(ops, varOp{reset: true})
+				ops = append(ops, varOp{reset: true, tag: "RESET"})
 			} else {
-				ops = append(ops, varOp{reset: true, key: strings.Trim(f[1], `"`)})
+				ops = append(ops, varOp{reset: true, key: strings.Trim(f[1], `"`), tag: "RESET"})
 			}
 		case f[0] == "discard" && len(f) >= 2 && f[1] == "all":
-			ops = append(ops, varOp{reset: true})
+			ops = append(ops, varOp{reset: true, tag: "DISCARD ALL"})
 		case f[0] == "set" && len(f) >= 3:
 			i := 1
 			if f[1] == "session" {
 				if f[2] == "characteristics" || f[2] == "authorization" {
 					if f[2] == "authorization" {
-						ops = append(ops, varOp{key: "session_authorization", stmt: st})
+						ops = append(ops, varOp{key: "session_authorization", stmt: st, tag: "SET"})
 					}
-					continue
+					break
 				}
 				i = 2
 			}
@@ -145,13 +159,16 @@ func splitVarOps(sql string) []varOp {
 			case "local", "transaction", "constraints":
 				continue
 			case "time":
-				ops = append(ops, varOp{key: "timezone", stmt: st})
-				continue
+				name = "timezone"
 			}
 			if j := strings.IndexAny(name, "="); j > 0 {
 				name = name[:j]
 			}
-			ops = append(ops, varOp{key: strings.Trim(name, `"`), stmt: st})
+			ops = append(ops, varOp{key: strings.Trim(name, `"`), stmt: st, tag: "SET"})
+		default:
+			if op, ok := txControl(st, f); ok {
+				ops = append(ops, op)
+			}
 		}
 		for _, m := range setConfigPattern.FindAllStringSubmatch(st, -1) {
 			if strings.EqualFold(m[3], "false") {
@@ -159,17 +176,95 @@ func splitVarOps(sql string) []varOp {
 					stmt: "SELECT pg_catalog.set_config('" + m[1] + "', '" + m[2] + "', false)"})
 			}
 		}
+		for i := n; i < len(ops); i++ {
+			ops[i].idx = idx
+		}
 	}
 	return ops
 }
 
-// mayChangeVars is a cheap filter before the statement split.
+// txControl recognises the transaction control statements that decide
+// what becomes of setting changes: f is st's lower-case words.
+func txControl(st string, f []string) (varOp, bool) {
+	switch f[0] {
+	case "commit", "end":
+		return varOp{tx: txCommit}, true
+	case "abort":
+		return varOp{tx: txRollback, tag: "ROLLBACK"}, true
+	case "rollback":
+		for i := 1; i < len(f) && i <= 2; i++ {
+			if f[i] == "to" {
+				name := savepointName(st, f, i+1)
+				return varOp{tx: txRollbackTo, key: name, tag: "ROLLBACK"}, name != ""
+			}
+		}
+		return varOp{tx: txRollback, tag: "ROLLBACK"}, true
+	case "savepoint":
+		name := savepointName(st, f, 1)
+		return varOp{tx: txSavepoint, key: name, tag: "SAVEPOINT"}, name != ""
+	case "release":
+		name := savepointName(st, f, 1)
+		return varOp{tx: txRelease, key: name, tag: "RELEASE"}, name != ""
+	}
+	return varOp{}, false
+}
+
+// savepointName is the savepoint a statement names at word i of f (its
+// lower-case words), skipping the optional SAVEPOINT: folded to lower
+// case unless quoted, as PostgreSQL folds identifiers. "" when it cannot
+// tell.
+func savepointName(st string, f []string, i int) string {
+	if i < len(f) && f[i] == "savepoint" && i+1 < len(f) {
+		i++
+	}
+	if i >= len(f) {
+		return ""
+	}
+	w := strings.TrimRight(f[i], ";")
+	if !strings.HasPrefix(w, `"`) {
+		return w
+	}
+	// A quoted name keeps its case: find it in the original text.
+	at := strings.Index(st, `"`)
+	if at < 0 {
+		return ""
+	}
+	var b strings.Builder
+	for j := at + 1; j < len(st); j++ {
+		if st[j] == '"' {
+			if j+1 < len(st) && st[j+1] == '"' {
+				b.WriteByte('"')
+				j++
+				continue
+			}
+			return `"` + b.String()
+		}
+		b.WriteByte(st[j])
+	}
+	return ""
+}
+
+// fits tells whether a CommandComplete tag is the answer op's statement
+// gives: if not, the statements of the text were not matched with their
+// answers as they ran (a split the proxy got wrong).
+func (op varOp) fits(tag []byte) bool {
+	switch {
+	case op.tx == txCommit:
+		return string(tag) == "COMMIT" || string(tag) == "ROLLBACK"
+	case op.tag == "":
+		return true
+	}
+	return string(tag) == op.tag
+}
+
+// mayChangeVars is a cheap filter before the statement split: a setting
+// changes only with SET, RESET, DISCARD or set_config, and its fate is
+// decided by COMMIT, END, ROLLBACK, ABORT, SAVEPOINT and RELEASE.
 func mayChangeVars(sql string) bool {
 	for i := 0; i+3 <= len(sql); i++ {
-		c := sql[i] | 0x20
-		if c == 's' || c == 'r' || c == 'd' {
-			w := sql[i : i+3]
-			if equalFoldASCII(w, "set") || equalFoldASCII(w, "res") || equalFoldASCII(w, "dis") {
+		switch sql[i] | 0x20 {
+		case 's', 'r', 'd', 'c', 'e', 'a':
+			if varWord(sql[i:]) {
 				return true
 			}
 		}
@@ -177,19 +272,43 @@ func mayChangeVars(sql string) bool {
 	return false
 }
 
-// splitStatements splits on semicolons outside quotes and comments.
+// varWord tells whether rest starts with the first three letters of a
+// word that mayChangeVars looks for, in any case.
+func varWord(rest string) bool {
+	if len(rest) < 3 {
+		return false
+	}
+	switch uint32(rest[0]|0x20)<<16 | uint32(rest[1]|0x20)<<8 | uint32(rest[2]|0x20) {
+	case 's'<<16 | 'e'<<8 | 't',
+		's'<<16 | 'a'<<8 | 'v',
+		'r'<<16 | 'e'<<8 | 's',
+		'r'<<16 | 'o'<<8 | 'l',
+		'r'<<16 | 'e'<<8 | 'l',
+		'd'<<16 | 'i'<<8 | 's',
+		'c'<<16 | 'o'<<8 | 'm',
+		'e'<<16 | 'n'<<8 | 'd',
+		'a'<<16 | 'b'<<8 | 'o':
+		return true
+	}
+	return false
+}
+
+// splitStatements splits on semicolons outside quotes, dollar quotes and
+// comments, as PostgreSQL's parser splits a simple Query: a statement
+// with nothing but comments and space in it is none, so the n-th one
+// here is the one PostgreSQL answers n-th.
 func splitStatements(sql string) []string {
 	var out []string
-	start := 0
+	start, content := 0, false
 	for i := 0; i < len(sql); i++ {
-		switch c := sql[i]; {
+		c := sql[i]
+		switch {
 		case c == '\'' || c == '"':
-			j := strings.IndexByte(sql[i+1:], c)
-			if j < 0 {
-				i = len(sql)
-			} else {
-				i += j + 1
-			}
+			content = true
+			i = quoteEnd(sql, i)
+		case c == '$' && (i == 0 || !identByte(sql[i-1])):
+			content = true
+			i = dollarEnd(sql, i)
 		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
 			j := strings.IndexByte(sql[i:], '\n')
 			if j < 0 {
@@ -197,19 +316,84 @@ func splitStatements(sql string) []string {
 			} else {
 				i += j
 			}
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			i = commentEnd(sql, i)
 		case c == ';':
-			if s := strings.TrimSpace(sql[start:i]); s != "" {
-				out = append(out, s)
+			if content {
+				out = append(out, strings.TrimSpace(sql[start:i]))
 			}
-			start = i + 1
+			start, content = i+1, false
+		case c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f':
+			content = true
 		}
 	}
-	if start < len(sql) {
-		if s := strings.TrimSpace(sql[start:]); s != "" {
-			out = append(out, s)
-		}
+	if content && start < len(sql) {
+		out = append(out, strings.TrimSpace(sql[start:]))
 	}
 	return out
+}
+
+// quoteEnd is where the string or quoted identifier opening at sql[i]
+// ends (its closing quote; len(sql) if none). A string written E'...'
+// may escape its quote with a backslash.
+func quoteEnd(sql string, i int) int {
+	q := sql[i]
+	escapes := q == '\'' && i > 0 && sql[i-1]|0x20 == 'e' && (i == 1 || !identByte(sql[i-2]))
+	for j := i + 1; j < len(sql); j++ {
+		switch sql[j] {
+		case '\\':
+			if escapes {
+				j++
+			}
+		case q:
+			return j
+		}
+	}
+	return len(sql)
+}
+
+// dollarEnd is where a dollar-quoted string opening at sql[i] ends (the
+// last byte of its closing tag; len(sql) if none), or i when the $ opens
+// none ($1, a parameter).
+func dollarEnd(sql string, i int) int {
+	j := i + 1
+	for j < len(sql) && identByte(sql[j]) && sql[j] != '$' && (j > i+1 || sql[j] < '0' || sql[j] > '9') {
+		j++
+	}
+	if j >= len(sql) || sql[j] != '$' {
+		return i
+	}
+	tag := sql[i : j+1]
+	k := strings.Index(sql[j+1:], tag)
+	if k < 0 {
+		return len(sql)
+	}
+	return j + k + len(tag)
+}
+
+// commentEnd is the last byte of the block comment (nested as
+// PostgreSQL nests them) opening at sql[i]; len(sql) if it never closes.
+func commentEnd(sql string, i int) int {
+	depth := 0
+	for j := i; j+1 < len(sql); j++ {
+		switch {
+		case sql[j] == '/' && sql[j+1] == '*':
+			depth++
+			j++
+		case sql[j] == '*' && sql[j+1] == '/':
+			depth--
+			j++
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(sql)
+}
+
+// identByte tells whether b may be part of an unquoted identifier.
+func identByte(b byte) bool {
+	return b == '_' || b == '$' || b >= '0' && b <= '9' || b|0x20 >= 'a' && b|0x20 <= 'z' || b >= 0x80
 }
 
 // reportedSettings are the settings a client can change that PostgreSQL
@@ -242,6 +426,8 @@ type vars map[string]string
 func (v vars) apply(ops []varOp) {
 	for _, op := range ops {
 		switch {
+		case op.tx != txNone:
+			// a savepoint's mark
 		case op.reset && op.key == "":
 			clear(v)
 		case op.reset:

@@ -55,7 +55,7 @@ func mapFile(path string, f *ini.File) *Settings {
 		}
 	}
 	if len(m.unknown) > 0 {
-		m.warn("unknown keys ignored: %s", strings.Join(m.unknown, ", "))
+		m.warn(unknownKeys+": %s", strings.Join(m.unknown, ", "))
 	}
 	return m.s
 }
@@ -117,6 +117,9 @@ func (m *mapper) refuse(key, format string, args ...any) {
 func (m *mapper) note(level slog.Level, format string, args ...any) {
 	m.s.Notes = append(m.s.Notes, Note{Level: level, Msg: fmt.Sprintf(format, args...)})
 }
+
+// unknownKeys starts the note on keys PgBouncer's section does not have.
+const unknownKeys = "unknown keys ignored"
 
 func (m *mapper) warn(format string, args ...any) {
 	m.note(slog.LevelWarn, "pgbouncer.ini: "+format, args...)

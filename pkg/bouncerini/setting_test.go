@@ -1,6 +1,9 @@
 package bouncerini
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // PgBouncer's names and units map to qprouter's; a key with no setting
 // of its own is not known; a bad value is refused naming the key.
@@ -20,9 +23,19 @@ func TestSetting(t *testing.T) {
 			t.Errorf("%s = %s: %q %q %v %v, want %q %q", c.key, c.value, to, v, known, err, c.to, c.v)
 		}
 	}
-	for _, key := range []string{"nosuch", "server_tls_sslmode", "pkt_buf"} {
+	for _, key := range []string{"nosuch", "server_tls_sslmode"} {
 		if to, _, known, err := Setting(key, "require"); known || err != nil {
 			t.Errorf("%s: %q %v %v, want not known", key, to, known, err)
+		}
+	}
+	// PgBouncer keys whose value qprouter has no use for say why.
+	for _, c := range [][3]string{
+		{"pkt_buf", "4096", "pkt_buf = '4096' changes nothing: pkt_buf = 4096 ignored: buffers grow as needed"},
+		{"server_reset_query", "", "server_reset_query = '' changes nothing: server_reset_query is empty: qprouter resets with DISCARD ALL"},
+		{"max_prepared_statements", "0", "max_prepared_statements = '0' changes nothing: max_prepared_statements = 0 (off in PgBouncer)"},
+	} {
+		if _, _, known, err := Setting(c[0], c[1]); known || err == nil || !strings.HasPrefix(err.Error(), c[2]) {
+			t.Errorf("%s = %s: %v %v, want an error starting %q", c[0], c[1], known, err, c[2])
 		}
 	}
 	if to, _, known, err := Setting("default_pool_size", "many"); !known || to != "pool_size" || err == nil || err.Error() != "default_pool_size = many: want a whole number from 1" {

@@ -309,11 +309,19 @@ func (n *normalizer) stringLit(q int, escapes bool) int {
 			break
 		}
 		i++ // closing quote
-		// Continuation: whitespace with a newline, then a quote.
+		// Continuation: whitespace with a newline, then a quote. As in
+		// PostgreSQL's lexer (quotecontinue), -- comments may sit in that
+		// whitespace (each runs to a newline); /* */ comments may not.
 		j, newline := i, false
-		for j < len(s) && class[s[j]] == cSpace {
-			newline = newline || s[j] == '\n' || s[j] == '\r'
-			j++
+		for j < len(s) {
+			if class[s[j]] == cSpace {
+				newline = newline || s[j] == '\n' || s[j] == '\r'
+				j++
+			} else if s[j] == '-' && j+1 < len(s) && s[j+1] == '-' {
+				j = skipLineComment(s, j)
+			} else {
+				break
+			}
 		}
 		if !newline || j >= len(s) || s[j] != '\'' {
 			break

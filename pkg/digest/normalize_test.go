@@ -225,3 +225,20 @@ func TestAppendReusesBuffer(t *testing.T) {
 		t.Fatal("Append's fingerprint covers the prefix")
 	}
 }
+
+// PostgreSQL's lexer (scan.l, quotecontinue) joins two string constants
+// separated by whitespace with a newline, where that whitespace may hold
+// -- comments: 'a' -- note<newline> 'b' is the one constant 'ab'. The
+// normalizer accepts only blanks there, so the commented form is a
+// second shape ("$1 $2") of the same statement.
+func TestContinuationAcrossLineComment(t *testing.T) {
+	plain := Fingerprint("select 'a'\n'b'")
+	for _, q := range []string{"select 'a' -- note\n'b'", "select 'a'\n-- note\n'b'"} {
+		if got, _ := Normalize(q); Fingerprint(q) != plain {
+			t.Errorf("Normalize(%q) = %q: not the shape of the same literal without the comment (select $1)", q, got)
+		}
+	}
+	if got, _ := Normalize("select 'a' /* c */\n'b'"); got != "select $1 $2" {
+		t.Errorf("a block comment between two constants: %q, want select $1 $2", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/qpkit/qpkit/pkg/pgwire"
@@ -27,7 +28,7 @@ const authQueryTimeout = 5 * time.Second
 
 // authQuery runs the query as the auth user, in the auth database or the
 // client's, on that database's server (its target), on a small pool per
-// (auth user, database) kept for the process's life. A database's target
+// (auth user, database), the most recently used maxAuthPools of them. A database's target
 // may name its own auth user, query and database (PgBouncer's
 // per-database auth_user, auth_query, auth_dbname).
 type authQuery struct {
@@ -39,13 +40,26 @@ type authQuery struct {
 	password func(user string) string // the auth file's plaintext, used when the target's URL has none
 
 	mu    sync.Mutex
-	pools map[[2]string]*pgxpool.Pool
+	pools *simplelru.LRU[[2]string, *pgxpool.Pool]
+}
+
+// maxAuthPools bounds the lookup pools kept: the database of a lookup is
+// the client's choice before it has logged in, so each name must not
+// cost a pool for the life of the process. The least recently used one
+// closes when another is needed.
+const maxAuthPools = 32
+
+// newAuthPools is an empty set of lookup pools; evicted ones close in the
+// background once their lookups under way are done.
+func newAuthPools() *simplelru.LRU[[2]string, *pgxpool.Pool] {
+	l, _ := simplelru.NewLRU(maxAuthPools, func(_ [2]string, p *pgxpool.Pool) { go p.Close() })
+	return l
 }
 
 // newAuthQuery prepares lookups as the settings' user (or a target's auth
 // user) on the servers of targets.
 func newAuthQuery(targets *route.Targets, settings func() (query, user, database string), password func(string) string) *authQuery {
-	return &authQuery{targets: targets, settings: settings, password: password, pools: map[[2]string]*pgxpool.Pool{}}
+	return &authQuery{targets: targets, settings: settings, password: password, pools: newAuthPools()}
 }
 
 // lookup returns user's credential from the query's second column; no
@@ -72,6 +86,9 @@ func (a *authQuery) lookup(ctx context.Context, user, database string) (pgwire.C
 	}
 	rows, err := p.Query(ctx, query, user)
 	if err != nil {
+		// No server, no such database, a refused auth user: the pool is
+		// of no use until that changes, and the next lookup opens a new one.
+		a.drop(au, authDB, p)
 		return pgwire.Credential{}, fmt.Errorf("auth query: %w", err)
 	}
 	defer rows.Close()
@@ -96,7 +113,7 @@ func (a *authQuery) pool(user, database string) (*pgxpool.Pool, error) {
 	key := [2]string{user, database}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if p := a.pools[key]; p != nil {
+	if p, ok := a.pools.Get(key); ok {
 		return p, nil
 	}
 	tg, err := a.targets.For(database)
@@ -124,18 +141,29 @@ func (a *authQuery) pool(user, database string) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth query: %w", err)
 	}
-	a.pools[key] = p
+	a.pools.Add(key, p)
 	return p, nil
+}
+
+// drop closes p, the lookup pool of user in database, unless another
+// lookup has replaced it meanwhile.
+func (a *authQuery) drop(user, database string, p *pgxpool.Pool) {
+	key := [2]string{user, database}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cur, ok := a.pools.Peek(key); ok && cur == p {
+		a.pools.Remove(key) // closes it
+	}
 }
 
 // close closes every lookup pool.
 func (a *authQuery) close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, p := range a.pools {
+	for _, p := range a.pools.Values() {
 		p.Close()
 	}
-	clear(a.pools)
+	a.pools = newAuthPools()
 }
 
 // forget drops every lookup pool (after a reload moved a database to
@@ -144,9 +172,7 @@ func (a *authQuery) close() {
 func (a *authQuery) forget() {
 	a.mu.Lock()
 	old := a.pools
-	a.pools = map[[2]string]*pgxpool.Pool{}
+	a.pools = newAuthPools()
 	a.mu.Unlock()
-	for _, p := range old {
-		go p.Close()
-	}
+	old.Purge() // closes them
 }

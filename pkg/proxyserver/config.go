@@ -147,6 +147,9 @@ func (c *Config) Check() error {
 		return configError(fmt.Errorf("--client-idle-timeout %s, --idle-transaction-timeout %s, --query-timeout %s, --transaction-timeout %s: want 0 (never) or more",
 			c.ClientIdleTimeout, c.IdleTxTimeout, c.QueryTimeout, c.TxTimeout))
 	}
+	if c.ShutdownTimeout < 0 {
+		return configError(fmt.Errorf("--shutdown-timeout %s: want 0 (cut clients at once) or more", c.ShutdownTimeout))
+	}
 	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 || c.ReservePoolTimeout <= 0 || c.LoginTimeout < 0 {
 		return configError(errors.New("timeouts must be positive"))
 	}

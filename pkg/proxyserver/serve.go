@@ -250,7 +250,8 @@ func (s *Server) Reload() error { return s.proxy.Reload() }
 
 // Serve listens on Config.Listen (and Config.Admin) and serves until ctx
 // ends, reloading at each Options.Hup; then it drains for
-// Config.ShutdownTimeout and returns nil.
+// Config.ShutdownTimeout and returns nil. Should a listener fail, it
+// drains all the same and returns that error.
 func (s *Server) Serve(ctx context.Context) error {
 	c, log := s.opts.Config, s.log
 	ctx, stop := context.WithCancel(ctx)
@@ -328,6 +329,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.opts.Ready(ln.Addr().String())
 	}
 	serveErr := make(chan error, 2)
+	var acceptErr error
 	go func() { serveErr <- s.proxy.Serve(ln) }()
 	if uln != nil {
 		go func() { serveErr <- s.proxy.Serve(uln) }()
@@ -344,7 +346,10 @@ func (s *Server) Serve(ctx context.Context) error {
 			continue
 		case err := <-serveErr:
 			if err != nil {
-				return err
+				// A listener failed: the clients connected so far still
+				// get their drain, and the error is the exit status.
+				log.Error("accepting clients failed; draining", "err", err)
+				acceptErr = err
 			}
 		case <-ctx.Done():
 		}
@@ -362,7 +367,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.closeLoops()
 	log.Info("stopped")
-	return nil
+	return acceptErr
 }
 
 // reload is the proxy's Options.Reload: the listen address, server, mode
@@ -386,6 +391,11 @@ func (s *Server) reload() error {
 // apply makes nc (checked) the configuration in force, reading the files
 // it names again; on error the old one stays.
 func (s *Server) apply(nc Config) error {
+	if cur, _ := s.get(); cur.AuthFile != "" && nc.AuthFile == "" {
+		// Without a file every client is trusted: a lost key or an unset
+		// variable must not turn password checks off without a word.
+		return configError(errors.New("auth_file: the new settings have none, which would trust every client; auth_file is turned off only at a restart"))
+	}
 	nu, err := loadUsers(nc.AuthFile)
 	if err != nil {
 		return err

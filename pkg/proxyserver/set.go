@@ -4,6 +4,7 @@ package proxyserver
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -67,6 +68,9 @@ var configKeys = func() []string {
 // isConfigKey reports whether key is a config key of a Config field.
 func isConfigKey(key string) bool { return key != "" && slices.Contains(configKeys, key) }
 
+// maxSeconds is the most seconds a time.Duration holds (about 292 years).
+const maxSeconds = float64(math.MaxInt64 / int64(time.Second))
+
 // setField sets c's field whose config key is key from value in flag
 // syntax.
 func setField(c *Config, key, value string) error {
@@ -81,7 +85,7 @@ func setField(c *Config, key, value string) error {
 			d, err := time.ParseDuration(value)
 			if err != nil {
 				secs, ferr := strconv.ParseFloat(value, 64)
-				if ferr != nil || secs < 0 {
+				if ferr != nil || !(secs >= 0 && secs <= maxSeconds) { // NaN fails both
 					return fmt.Errorf("%s = %s: want a duration (30s, 1m) or seconds", key, value)
 				}
 				d = time.Duration(secs * float64(time.Second))

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/qpkit/qpkit/pkg/rawconn"
 )
 
 // unixSocketPath is where libpq looks for a server on port in dir.
@@ -99,8 +101,15 @@ func (c *peerConn) RemoteAddr() net.Addr { return c.addr }
 // peerListener reads each client's credentials as it is accepted.
 type peerListener struct{ net.Listener }
 
+// Accept waits out running short of descriptors or memory, as the TCP
+// listener does (rawconn.Exhausted): the server goes on once clients
+// leave, rather than stopping.
 func (l peerListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
+	for err != nil && rawconn.Exhausted(err) {
+		time.Sleep(rawconn.ExhaustedRetry)
+		c, err = l.Listener.Accept()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package proxyserver
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/user"
@@ -9,6 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
 // listenUnix replaces a stale socket file, refuses a live one and a file
@@ -114,4 +120,65 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// Out of file descriptors, the Unix socket's listener waits and accepts
+// again, as the TCP one does: the server goes on serving once clients
+// leave, where before Serve returned at once, without draining.
+func TestUnixSocketOutOfDescriptors(t *testing.T) {
+	cl := pgtest.Start(t, pgtest.Options{})
+	c := valid()
+	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
+	c.UnixSocketDir, c.UnixSocketMode = t.TempDir(), "0777"
+	ready := make(chan string, 1)
+	s, err := New(Options{Config: c, Ready: func(a string) { ready <- a }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	addr := <-ready
+	_, port, _ := net.SplitHostPort(addr)
+	path := filepath.Join(c.UnixSocketDir, ".s.PGSQL."+port)
+
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	open, _ := os.ReadDir("/proc/self/fd")
+	low := lim
+	low.Cur = uint64(len(open) + 30)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skip(err)
+	}
+	var conns []net.Conn
+	for range 60 {
+		cn, err := net.Dial("unix", path)
+		if err != nil {
+			break
+		}
+		conns = append(conns, cn)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, cn := range conns {
+		cn.Close()
+	}
+	syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	select {
+	case err := <-done:
+		t.Fatalf("running out of descriptors on the Unix socket stopped the server: Serve returned %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	// and it serves again
+	db, err := pgx.Connect(context.Background(), fmt.Sprintf("host=%s port=%s user=postgres dbname=postgres sslmode=disable", c.UnixSocketDir, port))
+	if err != nil {
+		t.Fatalf("after the descriptors came back: %v", err)
+	}
+	db.Close(context.Background())
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
 }

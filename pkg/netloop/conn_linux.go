@@ -75,7 +75,8 @@ type Conn struct {
 	batched  bool
 	sending  []byte
 	inflight bool
-	queued   bool // in the loop's flushQ
+	sentIn   uint64 // the Loop.flushGen whose submit sent sending
+	queued   bool   // in the loop's flushQ
 	stalled  bool
 	slot     uint32 // the loop's index of the send in flight, +1
 	werr     error  // a send failed: later writes fail
@@ -117,7 +118,12 @@ func (c *Conn) SetHandler(h Handler) {
 
 // Pending is the number of bytes Write accepted that the socket has not
 // taken yet.
-func (c *Conn) Pending() int { return int(c.outLen.Load()) }
+func (c *Conn) Pending() int {
+	if c.closed.Load() {
+		return 0 // what is left is never sent: a handler waiting for it must not wait on
+	}
+	return int(c.outLen.Load())
+}
 
 // Loop is the loop c belongs to.
 func (c *Conn) Loop() *Loop { return c.l }
@@ -506,6 +512,10 @@ func (c *Conn) Close() error {
 			c.writeOut()
 		}
 		inflight = c.inflight
+		if !inflight {
+			c.out = c.out[:0] // never to be sent now
+			c.outLen.Store(0)
+		}
 		c.outmu.Unlock()
 	}
 	c.fdmu.Lock()
@@ -527,7 +537,7 @@ func (c *Conn) Close() error {
 	if !c.l.OnLoop() {
 		c.l.Post(func() {
 			if h := c.handler; h != nil {
-				h.Ready(c)
+				c.ready(h) // a panic goes to the handler's Panicked, as from any event
 			}
 		})
 	}

@@ -42,14 +42,15 @@ type Loop struct {
 	// (reads_linux.go), and the handlers' writes are queued and sent
 	// together at the end of the round (writes_linux.go): a system call
 	// for each batch. Loop thread only.
-	ring    *ring
-	flushQ  []*Conn // conns with queued writes
-	flushQ2 []*Conn // flushQ's spare array
-	held    []*Conn // conns whose descriptor is read-locked until the submit
-	slots   []*Conn // by slot-1: conns with a send or receive in flight
-	free    []uint32
-	inFlush bool // reaping the sends of flush's own submit
-	ringMin int  // fewer sockets to read or write than this: plain calls (Options.RingBatch)
+	ring     *ring
+	flushQ   []*Conn // conns with queued writes
+	flushQ2  []*Conn // flushQ's spare array
+	held     []*Conn // conns whose descriptor is read-locked until the submit
+	slots    []*Conn // by slot-1: conns with a send or receive in flight
+	free     []uint32
+	inFlush  bool   // reaping the sends of flush's own submit
+	flushGen uint64 // counts flushes (Conn.sentIn)
+	ringMin  int    // fewer sockets to read or write than this: plain calls (Options.RingBatch)
 
 	later []Deferred // loop thread: run after the round's writes
 

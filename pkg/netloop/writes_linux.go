@@ -62,6 +62,7 @@ func (c *Conn) queue(p []byte) (int, error) {
 // under it.
 func (l *Loop) flush() {
 	r := l.ring
+	l.flushGen++
 	q := l.flushQ
 	l.flushQ, l.flushQ2 = l.flushQ2[:0], nil // sent may queue more meanwhile
 	if len(q) < l.ringMin && r.tail == atomic.LoadUint32(r.sqHead) {
@@ -106,7 +107,7 @@ func (l *Loop) flush() {
 			c.slot = l.takeSlot(c)
 		}
 		c.sending, c.out = c.out, c.sending[:0]
-		c.inflight = true
+		c.inflight, c.sentIn = true, l.flushGen
 		c.outLen.Store(int64(len(c.sending)))
 		prepSend(s, c.fd, c.sending, uint64(c.slot))
 		l.held = append(l.held, c)
@@ -114,7 +115,9 @@ func (l *Loop) flush() {
 	}
 	l.flushQ2 = q[:0]
 	l.submit()
-	// Sends done by the submit itself: no handler saw them pending.
+	// Sends done by the submit itself: no handler saw them pending. (A send
+	// of an earlier flush that completes now, one the kernel held for a
+	// full socket, may have been seen pending: see sent.)
 	l.inFlush = true
 	l.reap()
 	l.inFlush = false
@@ -246,7 +249,9 @@ func (l *Loop) sent(e *cqe) {
 	}
 	c.outmu.Lock()
 	c.inflight = false
-	wake := !l.inFlush // a handler may have seen it pending and stopped
+	// A handler may have seen it pending and stopped, unless this very
+	// flush submitted it.
+	wake := !l.inFlush || c.sentIn != l.flushGen
 	switch {
 	case e.res >= 0 && int(e.res) == len(c.sending):
 		c.sending = c.sending[:0]

@@ -130,6 +130,7 @@ type Pool struct {
 	params  map[string]string
 	stop    chan struct{}
 	adopt   func(net.Conn) (net.Conn, error)
+	hold    func() bool // SetHold
 
 	// reconnectAt (Unix nanoseconds, 0 never) closes, as they come back,
 	// the connections opened before it (Reconnect).
@@ -286,10 +287,15 @@ func (p *Pool) SetConfig(cfg Config) {
 	}
 }
 
-// Join counts a client of this pool, refusing one beyond MaxClients.
+// Join counts a client of this pool, refusing one beyond MaxClients, and
+// any once the pool is closed (ErrClosed: Retire took it away; route
+// again).
 func (p *Pool) Join() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
 	if p.cfg.MaxClients > 0 && p.clients >= p.cfg.MaxClients {
 		return fmt.Errorf("%w for pool %s (max %d)", ErrTooManyClients, p.Name(), p.cfg.MaxClients)
 	}
@@ -500,19 +506,29 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 			p.Discard(c)
 			continue
 		}
-		// A slot to fill: connect.
-		c, err = p.open(ctx)
-		if err != nil {
-			p.mu.Lock()
-			p.unreserveLocked()
-			p.active--
-			p.refillLocked()
-			p.mu.Unlock()
-			p.refillGroup()
+		// A slot to fill: connect, unless the wait used up the time (the
+		// slot came as it ran out): that is a timeout, not a failed connect.
+		if err := ctx.Err(); err != nil {
+			p.ReturnSlot()
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = p.timeoutError(timeout)
+			}
 			return nil, err
 		}
-		return c, nil
+		return p.OpenSlot(ctx)
 	}
+}
+
+// OpenSlot connects in a slot the pool handed out (nil from a WaitAsync
+// channel), for a waiter that connects elsewhere than where it waited;
+// the slot is given back if the connect fails.
+func (p *Pool) OpenSlot(ctx context.Context) (*Conn, error) {
+	c, err := p.open(ctx)
+	if err != nil {
+		p.ReturnSlot()
+		return nil, err
+	}
+	return c, nil
 }
 
 // take returns an idle connection, or nil with a slot reserved (total and
@@ -583,7 +599,7 @@ func (p *Pool) queueLocked(w waiter) {
 func (p *Pool) reserveCheck() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for len(p.waiters) > 0 && !p.closed && time.Since(p.waiters[0].since) >= p.cfg.ReserveTimeout {
+	for len(p.waiters) > 0 && !p.closed && !p.heldLocked() && time.Since(p.waiters[0].since) >= p.cfg.ReserveTimeout {
 		if ok, _ := p.reserveLocked(p.cfg.Size + p.cfg.ReservePool); !ok {
 			return
 		}
@@ -613,10 +629,17 @@ func (p *Pool) wakeLocked(c *Conn) {
 }
 
 // handLocked gives a released connection to the first waiter that
-// prefers it (WaitAsync), or else to the first waiter.
+// prefers it (WaitAsync), or else to the first waiter. A preferring
+// waiter passes only WaitAsync waiters that have waited less than
+// maxPassed: an Acquire waiter, or one that waited longer, is served in
+// its turn, so that no waiter starves while others keep queueing.
 func (p *Pool) handLocked(c *Conn) {
+	now := time.Now()
 	for i, w := range p.waiters {
-		if w.prefer != nil && w.prefer(c) {
+		if w.prefer == nil || now.Sub(w.since) >= maxPassed {
+			break // not to be passed: it goes first
+		}
+		if w.prefer(c) {
 			if i > 0 {
 				copy(p.waiters[1:i+1], p.waiters[:i])
 				p.waiters[0] = w
@@ -626,6 +649,10 @@ func (p *Pool) handLocked(c *Conn) {
 	}
 	p.wakeLocked(c)
 }
+
+// maxPassed is how long a WaitAsync waiter may be passed by later ones
+// that prefer the connection released (handLocked).
+const maxPassed = 50 * time.Millisecond
 
 // waiter is one wait for a connection: it is sent one, or nil for a slot
 // to connect in; notify, when set, is called after, and prefer picks the
@@ -766,6 +793,32 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 	return c, nil
 }
 
+// SetHold makes the pool hand no connection or slot to its waiters while
+// hold returns true (a proxy's PAUSE): a connection released meanwhile
+// goes idle, and Kick hands out what waits once hold turns false. hold is
+// called with the pool's lock held.
+func (p *Pool) SetHold(hold func() bool) {
+	p.mu.Lock()
+	p.hold = hold
+	p.mu.Unlock()
+}
+
+func (p *Pool) heldLocked() bool { return p.hold != nil && p.hold() }
+
+// Kick hands idle connections, then room to connect in, to the waiters
+// that queued while the pool was held (SetHold).
+func (p *Pool) Kick() {
+	p.mu.Lock()
+	for len(p.waiters) > 0 && len(p.idle) > 0 && !p.closed && !p.heldLocked() {
+		c := p.takeIdleLocked(p.nextIdle(0))
+		p.active++
+		p.handLocked(c)
+	}
+	p.refillLocked()
+	p.mu.Unlock()
+	p.refillGroup()
+}
+
 // Release returns a connection in the idle state (ReadyForQuery 'I', no
 // responses outstanding). Old connections and those beyond the size are
 // closed instead; so is one no client of the pool waits for while a limit
@@ -779,7 +832,8 @@ func (p *Pool) Release(c *Conn) {
 		p.closeLocked(c)
 		return
 	}
-	if len(p.waiters) > 0 {
+	c.idleSince = now // in use until now: a waiter handed it needs no health check
+	if len(p.waiters) > 0 && !p.heldLocked() {
 		p.active++
 		p.handLocked(c)
 		p.mu.Unlock()
@@ -789,7 +843,6 @@ func (p *Pool) Release(c *Conn) {
 		p.closeLocked(c)
 		return
 	}
-	c.idleSince = now
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()
 }
@@ -839,13 +892,39 @@ func (p *Pool) Discard(c *Conn) {
 // refillLocked lets waiters connect in the room there is (freed slots, a
 // larger size or cap).
 func (p *Pool) refillLocked() {
-	for len(p.waiters) > 0 && !p.closed {
+	for len(p.waiters) > 0 && !p.closed && !p.heldLocked() {
 		if ok, _ := p.reserveLocked(p.cfg.Size); !ok {
 			return
 		}
 		p.active++
 		p.wakeLocked(nil)
 	}
+}
+
+// Unused tells whether no client has joined the pool, none waits and it
+// holds no server connection.
+func (p *Pool) Unused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clients == 0 && len(p.waiters) == 0 && p.total == 0
+}
+
+// Retire closes the pool, as Close, if no client has joined it and none
+// waits, and with force false only if it holds no server connection
+// either; it reports whether it did. A client that joins after it fails
+// with ErrClosed, so a pool is taken away only from no one.
+func (p *Pool) Retire(force bool) bool {
+	p.mu.Lock()
+	if p.closed || p.clients > 0 || len(p.waiters) > 0 || (!force && p.total > 0) {
+		p.mu.Unlock()
+		return false
+	}
+	p.closed = true
+	close(p.stop)
+	idle := p.dropIdleLocked()
+	p.mu.Unlock()
+	p.closeDropped(idle)
+	return true
 }
 
 // Close closes the idle connections and refuses new acquires; handed-out

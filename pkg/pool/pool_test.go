@@ -3,7 +3,9 @@ package pool_test
 import (
 	"context"
 	"errors"
+	"github.com/jackc/pgx/v5/pgconn"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -281,5 +283,110 @@ func TestReconnect(t *testing.T) {
 	p.Release(c)
 	if st := p.Stat(); st.Idle != 1 {
 		t.Errorf("a new connection was not kept: %+v", st)
+	}
+}
+
+// A connection Release hands straight to a waiter was never idle: the
+// waiter's Acquire must not health-check it (a round trip) as if it had
+// sat idle since it last went idle, or under saturation every checkout
+// pays one once connections are HealthCheckAfter old.
+func TestHandOverNotHealthChecked(t *testing.T) {
+	c := pgtest.Shared(t)
+	base, err := pgconn.ParseConfig(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrote atomic.Int64
+	base.DialFunc = pool.CountingDial(base.DialFunc, nil, func(n int) { wrote.Add(int64(n)) })
+	connect := func(ctx context.Context, database, user string) (*pgconn.PgConn, error) {
+		cfg := base.Copy()
+		cfg.Database, cfg.User = database, user
+		return pgconn.ConnectConfig(ctx, cfg)
+	}
+	p := pool.New("postgres", "postgres", pool.Config{Size: 1, HealthCheckAfter: 150 * time.Millisecond}, connect, nil)
+	t.Cleanup(p.Close)
+	ctx := context.Background()
+	a, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // in use all along, past HealthCheckAfter
+	got := make(chan *pool.Conn, 1)
+	go func() {
+		c, err := p.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	for p.Stat().Waiting == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	before := wrote.Load()
+	p.Release(a)
+	b := <-got
+	if b == nil {
+		t.Fatal("no connection")
+	}
+	defer p.Release(b)
+	if n := wrote.Load() - before; n != 0 {
+		t.Errorf("the waiter's checkout of a connection handed over by Release wrote %d bytes to the server (a health check); it was never idle", n)
+	}
+}
+
+// A released connection goes to a WaitAsync waiter that prefers it only
+// ahead of other young WaitAsync waiters, never ahead of an Acquire
+// waiter that queued first: event-loop sessions that keep queueing must
+// not starve a goroutine waiter (session mode, a settings replay, a loop
+// session handed back) into its timeout.
+func TestPreferDoesNotStarveAcquire(t *testing.T) {
+	c := pgtest.Shared(t)
+	connect, err := pool.URLConnector(c.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pool.New("postgres", "postgres", pool.Config{Size: 1, AcquireTimeout: time.Second}, connect, nil)
+	t.Cleanup(p.Close)
+	ctx := context.Background()
+	held, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acq := make(chan error, 1)
+	go func() {
+		c, err := p.Acquire(ctx)
+		if err == nil {
+			p.Release(c)
+		}
+		acq <- err
+	}()
+	for p.Stat().Waiting == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Loop sessions: each queues before the previous one's transaction
+	// ends, as under steady load.
+	everything := func(*pool.Conn) bool { return true }
+	for rounds := 0; ; rounds++ {
+		ch := p.WaitAsync(nil, everything)
+		if ch == nil {
+			t.Fatal("WaitAsync: nil")
+		}
+		time.Sleep(20 * time.Millisecond) // the transaction
+		p.Release(held)
+		select {
+		case err := <-acq:
+			if err != nil {
+				t.Fatalf("the Acquire waiter, first in line, got %v while the connection went round %d later waiters", err, rounds)
+			}
+			if !p.CancelWait(ch) {
+				p.Release(<-ch)
+			}
+			return
+		default:
+		}
+		held = <-ch
+		if held == nil {
+			t.Fatal("slot")
+		}
 	}
 }

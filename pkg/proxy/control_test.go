@@ -2,9 +2,11 @@ package proxy_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 	"github.com/qpkit/qpkit/pkg/proxy"
 )
@@ -121,5 +123,57 @@ func TestShutdownDeadlineCutsRunningStatement(t *testing.T) {
 				t.Fatalf("Shutdown still waiting %v after its 500ms deadline, on the running statement", time.Since(start))
 			}
 		})
+	}
+}
+
+// A client that stops reading in the middle of an answer relayed on the
+// loop: at the drain deadline Shutdown cuts it (closes its socket and the
+// server's), and must return, where the session used to wait forever for
+// the closed socket to drain.
+func TestShutdownCutsSlowClientOnLoop(t *testing.T) {
+	c := pgtest.Shared(t)
+	r := startProxy(t, c, cfg{mode: proxy.Transaction, size: 2, loop: true})
+	nc, err := net.Dial("tcp", r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.(*net.TCPConn).SetReadBuffer(4096)
+	fe := pgproto3.NewFrontend(nc, nc)
+	fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "postgres", "database": "postgres"}})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	// A second query, so the session is parked on the loop first.
+	fe.Send(&pgproto3.Query{String: "select 1"})
+	fe.Flush()
+	for {
+		m, _ := fe.Receive()
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	// ~ 600 kB: below streamAfter (1 MiB), more than the socket buffers
+	// with a reader that reads nothing.
+	fe.Send(&pgproto3.Query{String: "select repeat('x', 1000) from generate_series(1, 50000)"})
+	fe.Flush()
+	time.Sleep(500 * time.Millisecond) // the relay stops: the client's socket is full
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	down := make(chan error, 1)
+	go func() { down <- r.Shutdown(ctx) }()
+	select {
+	case <-down:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Shutdown still waiting 5s after its 300ms deadline: the aborted session on the loop never ends")
 	}
 }

@@ -72,6 +72,7 @@ func (s *session) abort() {
 // end stops the server goroutine, gives the server back (reset, released
 // or discarded) and reports final to the client.
 func (s *session) end(final *clientError) {
+	s.returnSlot()
 	s.mu.Lock()
 	s.ending = true
 	srv := s.srv

@@ -430,7 +430,9 @@ func (s *session) onGranted(ch chan *pool.Conn) {
 		return
 	}
 	if srv == nil {
-		pl.ReturnSlot() // connecting blocks: the goroutine does it
+		// Connecting blocks: the goroutine connects, in this slot, rather
+		// than queueing again at the back (acquire).
+		s.slot = pl
 		s.inTransit(s.lp.waitStart)
 		s.handBack(backServer, nil)
 		return

@@ -4,7 +4,6 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -222,8 +221,8 @@ func (hs *loopHandshake) finish(step pgwire.Step) {
 			p.serveSocket(c, c, replay)
 		}()
 	case pgwire.StepCancel:
+		p.wg.Add(1) // before fail lets go of the connection's count: Shutdown waits for the cancel
 		hs.fail()
-		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			p.cancel(*hs.h.Startup().Cancel)
@@ -286,8 +285,8 @@ func (s *session) loopWelcome() bool {
 	if s.p.opts.Router != nil || s.p.pausing.Load() {
 		return false
 	}
-	pl, err := s.p.router.Route(context.Background(), route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
-	if err != nil || pl.Join() != nil {
+	pl, err := s.p.joinPool(route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
+	if err != nil {
 		return false
 	}
 	srv := pl.TryAcquire(s.lp.prefer)

@@ -269,6 +269,12 @@ func New(opts Options) (*Proxy, error) {
 	if p.router == nil {
 		p.router = opts.Pools
 	}
+	// Pools hand nothing to their queued clients while paused.
+	opts.Pools.Hold = p.held
+	for _, pl := range opts.Pools.All() {
+		name := pl.Name()
+		pl.SetHold(func() bool { return p.held(name) })
+	}
 	p.SetLimits(opts.MaxClients, opts.PreparedPerServer)
 	p.consoles, p.endConsoles = context.WithCancel(context.Background())
 	if opts.ClientIdleTimeout != nil || opts.IdleTransactionTimeout != nil || opts.QueryTimeout != nil || opts.TransactionTimeout != nil {
@@ -559,6 +565,42 @@ func (p *Proxy) waitResumed(ctx context.Context, pl *pool.Pool) error {
 	}
 }
 
+// joinPool routes a client to its pool and joins it. A pool that Sweep
+// retired between the two is routed again: the next one is new (a pool
+// closed for good, at shutdown, stays closed: the error then stands).
+func (p *Proxy) joinPool(r route.Request) (*pool.Pool, error) {
+	for try := 0; ; try++ {
+		pl, err := p.router.Route(context.Background(), r)
+		if err != nil {
+			return nil, err
+		}
+		if err := pl.Join(); err != nil && (!errors.Is(err, pool.ErrClosed) || try == 2) {
+			return nil, err
+		} else if err == nil {
+			return pl, nil
+		}
+	}
+}
+
+// held tells whether the pool of that name is paused; nothing paused
+// costs one atomic load.
+func (p *Proxy) held(name string) bool {
+	if !p.pausing.Load() {
+		return false
+	}
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	return p.pausedLocked(name)
+}
+
+// kick has every pool hand out what its queued clients wait for, after a
+// resume.
+func (p *Proxy) kick() {
+	for _, pl := range p.opts.Pools.All() {
+		pl.Kick()
+	}
+}
+
 func (p *Proxy) pausedLocked(name string) bool {
 	return p.pausedBy[name] || (p.pauseAll && !p.resumedBy[name])
 }
@@ -583,9 +625,10 @@ func (p *Proxy) Pause() {
 // Resume lets every pool go on, those paused by name too.
 func (p *Proxy) Resume() {
 	p.pauseMu.Lock()
-	defer p.pauseMu.Unlock()
 	p.pauseAll, p.pausedBy, p.resumedBy = false, nil, nil
 	p.changedLocked()
+	p.pauseMu.Unlock()
+	p.kick()
 }
 
 // Paused reports whether every pool is paused (Pause without Resume).
@@ -620,7 +663,6 @@ func (p *Proxy) ResumePool(name string) error {
 		return fmt.Errorf("%w: %s", ErrUnknownPool, name)
 	}
 	p.pauseMu.Lock()
-	defer p.pauseMu.Unlock()
 	delete(p.pausedBy, name)
 	if p.pauseAll {
 		if p.resumedBy == nil {
@@ -629,6 +671,8 @@ func (p *Proxy) ResumePool(name string) error {
 		p.resumedBy[name] = true
 	}
 	p.changedLocked()
+	p.pauseMu.Unlock()
+	p.kick()
 	return nil
 }
 

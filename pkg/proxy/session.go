@@ -106,6 +106,7 @@ type session struct {
 	errBuf      []byte // a rewritten ErrorResponse (renameError), relay goroutine only
 	portals     map[string]portal
 	vars        vars
+	slot        *pool.Pool        // a slot to connect in, granted to the wait on the loop (onGranted)
 	pending     []varOp           // changes waiting for their transaction to end
 	unsureVars  bool              // the server's settings are a guess (session.unsure)
 	failed      bool              // an error since the last ReadyForQuery
@@ -413,13 +414,9 @@ func (s *session) finalOf(err error) *clientError {
 
 // welcome acquires a server for the client's parameters and sends them.
 func (s *session) welcome() error {
-	pl, err := s.p.router.Route(context.Background(), route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
+	pl, err := s.p.joinPool(route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
 	if err != nil {
 		pgwire.WriteError(s.client.Conn, "FATAL", sqlstateOf(err), "qprouter: "+err.Error())
-		return err
-	}
-	if err := pl.Join(); err != nil {
-		pgwire.WriteError(s.client.Conn, "FATAL", "53300", "qprouter: "+err.Error())
 		return err
 	}
 	s.pool = pl
@@ -470,7 +467,7 @@ func (s *session) sendWelcome(srv *pool.Conn, sst *serverState) error {
 }
 
 func sqlstateOf(err error) string {
-	if errors.Is(err, pool.ErrTimeout) {
+	if errors.Is(err, pool.ErrTimeout) || errors.Is(err, pool.ErrTooManyClients) {
 		return "53300"
 	}
 	var pe interface{ SQLState() string }
@@ -488,6 +485,7 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 	if s.waitCancelled { // came while the statement passed from the loop (inTransit)
 		s.waiting, s.waitCancelled = false, false
 		s.mu.Unlock()
+		s.returnSlot()
 		return nil, errWaitCancelled
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -495,11 +493,18 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 	s.waiting, s.waitSince, s.waitStop = true, t0, stop
 	s.mu.Unlock()
 	var srv *pool.Conn
-	err := s.p.waitResumed(ctx, pl)
-	if err == nil {
-		srv, err = pl.Acquire(ctx)
-		if s.p.opts.OnAcquire != nil {
-			s.p.opts.OnAcquire(pl.Name(), time.Since(t0))
+	var err error
+	if s.slot == pl && !s.p.held(pl.Name()) {
+		// the loop's wait was granted a slot: connect in it
+		s.slot = nil
+		srv, err = pl.OpenSlot(ctx)
+	} else {
+		s.returnSlot()
+		if err = s.p.waitResumed(ctx, pl); err == nil {
+			srv, err = pl.Acquire(ctx)
+			if s.p.opts.OnAcquire != nil {
+				s.p.opts.OnAcquire(pl.Name(), time.Since(t0))
+			}
 		}
 	}
 	s.mu.Lock()

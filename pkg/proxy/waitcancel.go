@@ -89,6 +89,7 @@ func (s *session) inTransit(since time.Time) {
 // the loop passed it; acquire has ended the wait already unless the
 // statement needed no server after all (its cancel is then moot).
 func (s *session) endTransit() {
+	s.returnSlot()
 	s.mu.Lock()
 	if s.waitStop == nil && s.waitLoop == nil {
 		s.waiting, s.waitCancelled = false, false
@@ -109,4 +110,14 @@ func (s *session) onWaitCancel() {
 	s.endWait()
 	s.cancelHeld = true
 	s.handBack(backCancel, nil)
+}
+
+// returnSlot gives back a slot the loop was granted for the goroutine to
+// connect in (onGranted) that went unused: the statement needed no
+// server after all, or the session ends.
+func (s *session) returnSlot() {
+	if s.slot != nil {
+		s.slot.ReturnSlot()
+		s.slot = nil
+	}
 }

@@ -12,11 +12,21 @@ import (
 // its address; it is drained when the test ends.
 func serveForTest(t *testing.T, opts Options) (*Server, string) {
 	t.Helper()
+	return serveAfter(t, opts, nil)
+}
+
+// serveAfter is serveForTest with before, when not nil, called on the
+// Server before it serves.
+func serveAfter(t *testing.T, opts Options, before func(*Server)) (*Server, string) {
+	t.Helper()
 	ready := make(chan string, 1)
 	opts.Ready = func(a string) { ready <- a }
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

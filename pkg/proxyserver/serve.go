@@ -68,6 +68,7 @@ type Server struct {
 	// targets is the server of each client database name (a reload
 	// updates it).
 	targets *route.Targets
+	pools   *route.Pools // the proxy's
 
 	mu    sync.Mutex
 	cfg   Config
@@ -182,6 +183,7 @@ func New(opts Options) (*Server, error) {
 			}
 		}
 	}
+	s.pools = &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log, Targets: targets}
 	popts := proxy.Options{
 		Mode:                   c.mode(),
 		ModeFor:                s.modeFor,
@@ -190,7 +192,7 @@ func New(opts Options) (*Server, error) {
 		IdleTransactionTimeout: func() time.Duration { c, _ := s.get(); return c.IdleTxTimeout },
 		QueryTimeout:           func() time.Duration { c, _ := s.get(); return c.QueryTimeout },
 		TransactionTimeout:     func() time.Duration { c, _ := s.get(); return c.TxTimeout },
-		Pools:                  &route.Pools{Connect: connect, Config: s.poolConfig, Log: s.log, Targets: targets},
+		Pools:                  s.pools,
 		Auth:                   auth,
 		MaxClients:             c.MaxClients,
 		PreparedPerServer:      c.PreparedPerServer,
@@ -262,6 +264,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.stats != nil {
 		go s.stats.run(ctx)
 	}
+	go s.sweepPools(ctx)
 	for _, n := range s.opts.Notes {
 		log.Log(ctx, n.Level, n.Msg)
 	}
@@ -617,4 +620,22 @@ func redact(s string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
+}
+
+// sweepPools removes, every second, the pools that no client uses and
+// that hold no server connection for route.DefaultUnusedTimeout, and those
+// a reload left behind (route.Pools.Sweep), until ctx ends.
+func (s *Server) sweepPools(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			for _, name := range s.pools.Sweep(now) {
+				s.log.Debug("pool removed: unused, or no longer routed to", "pool", name)
+			}
+		}
+	}
 }

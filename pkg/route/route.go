@@ -6,11 +6,13 @@
 package route
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/qpkit/qpkit/pkg/pool"
 )
@@ -39,14 +41,26 @@ type Pools struct {
 	Log    *slog.Logger
 	// Adopt, when set, is given to every new pool (pool.Pool.SetAdopt).
 	Adopt func(net.Conn) (net.Conn, error)
+	// Hold, when set, is given to every new pool (pool.Pool.SetHold) with
+	// the pool's name: a proxy's PAUSE.
+	Hold func(name string) bool
 	// Targets, when set, refuses database names it has no server for and
 	// gives the forced user of a database's target as its pools' user.
 	Targets *Targets
 
+	// UnusedTimeout is how long a pool no client uses and that holds no
+	// server connection stays before Sweep removes it (0:
+	// DefaultUnusedTimeout).
+	UnusedTimeout time.Duration
+
 	mu     sync.Mutex
 	pools  map[[2]string]*pool.Pool
-	limits map[string]*pool.Limit // by name: one per database and one per user
+	limits map[string]*pool.Limit  // by name: one per database and one per user
+	unused map[[2]string]time.Time // pools Sweep found unused, since when
 }
+
+// DefaultUnusedTimeout is Pools.UnusedTimeout's default.
+const DefaultUnusedTimeout = time.Minute
 
 // Route returns the pool of (r.Database, r.User), creating it; with
 // Targets, the user is the target's forced user when it has one.
@@ -80,7 +94,11 @@ func (s *Pools) Get(database, user string) *pool.Pool {
 	if s.Adopt != nil {
 		p.SetAdopt(s.Adopt)
 	}
-	p.SetLimits(s.limitLocked("max_db_connections of database "+database), s.limitLocked("max_user_connections of user "+user))
+	if hold := s.Hold; hold != nil {
+		name := p.Name()
+		p.SetHold(func() bool { return hold(name) })
+	}
+	p.SetLimits(s.limitLocked(dbLimit(database)), s.limitLocked(userLimit(user)))
 	s.pools[key] = p
 	return p
 }
@@ -97,6 +115,80 @@ func (s *Pools) limitLocked(name string) *pool.Limit {
 	s.limits[name] = l
 	return l
 }
+
+// Sweep removes the pools nobody needs, to be called now and then: a
+// database name costs a pool (and its janitor) from the first client that
+// asks for it, even one the server refuses, so unused pools must not
+// stay for the life of the process. Removed are the pools that no client
+// has joined and none waits for and that either hold no server
+// connection for UnusedTimeout, or that Route would no longer give
+// (a reload removed their database or changed its forced user: their
+// server connections close). It returns the names of the pools removed.
+func (s *Pools) Sweep(now time.Time) (removed []string) {
+	timeout := cmp.Or(s.UnusedTimeout, DefaultUnusedTimeout)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, p := range s.pools {
+		switch {
+		case s.orphanLocked(p):
+			if !p.Retire(true) {
+				continue
+			}
+		case p.Unused():
+			since, seen := s.unused[key]
+			if !seen {
+				if s.unused == nil {
+					s.unused = make(map[[2]string]time.Time)
+				}
+				s.unused[key] = now
+				continue
+			}
+			if now.Sub(since) < timeout || !p.Retire(false) {
+				continue
+			}
+		default:
+			delete(s.unused, key)
+			continue
+		}
+		delete(s.pools, key)
+		delete(s.unused, key)
+		removed = append(removed, p.Name())
+	}
+	if len(removed) > 0 {
+		s.dropLimitsLocked()
+	}
+	return removed
+}
+
+// orphanLocked tells whether Route would no longer give p: its database
+// has no server now, or a forced user that is not p's.
+func (s *Pools) orphanLocked(p *pool.Pool) bool {
+	if s.Targets == nil {
+		return false
+	}
+	if _, err := s.Targets.For(p.Database); err != nil {
+		return true
+	}
+	return s.Targets.poolUser(p.Database, p.User) != p.User
+}
+
+// dropLimitsLocked forgets the limits of databases and users no pool has
+// any more; a pool made for them later gets a new one.
+func (s *Pools) dropLimitsLocked() {
+	used := make(map[string]bool, 2*len(s.pools))
+	for _, p := range s.pools {
+		used[dbLimit(p.Database)] = true
+		used[userLimit(p.User)] = true
+	}
+	for name := range s.limits {
+		if !used[name] {
+			delete(s.limits, name)
+		}
+	}
+}
+
+func dbLimit(database string) string { return "max_db_connections of database " + database }
+func userLimit(user string) string   { return "max_user_connections of user " + user }
 
 // All returns the pools sorted by database and user.
 func (s *Pools) All() []*pool.Pool {

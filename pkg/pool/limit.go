@@ -58,6 +58,26 @@ func (l *Limit) join(p *Pool) {
 	l.mu.Unlock()
 }
 
+// leave takes p out of the group (Pool.Retire).
+func (l *Limit) leave(p *Pool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, q := range l.members {
+		if q == p {
+			l.members = append(l.members[:i], l.members[i+1:]...)
+			return
+		}
+	}
+}
+
+// Unused tells whether no pool is in the group and no connection is
+// counted: a new limit of the same name would do as well.
+func (l *Limit) Unused() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.members) == 0 && l.open.Load() == 0
+}
+
 // take counts one connection, false when the cap is reached.
 func (l *Limit) take() bool {
 	for {

@@ -808,14 +808,29 @@ func (p *Pool) heldLocked() bool { return p.hold != nil && p.hold() }
 // Kick hands idle connections, then room to connect in, to the waiters
 // that queued while the pool was held (SetHold).
 func (p *Pool) Kick() {
+	var stale []*Conn
+	now := time.Now()
 	p.mu.Lock()
 	for len(p.waiters) > 0 && len(p.idle) > 0 && !p.closed && !p.heldLocked() {
 		c := p.takeIdleLocked(p.nextIdle(0))
+		// Idle through the pause: a waiter on an event loop takes what it
+		// is handed without a health check, so only a connection that
+		// needs none goes (as TryAcquire's), the others close and make
+		// room to connect in.
+		if idle := now.Sub(c.idleSince); now.Sub(c.created) > p.cfg.MaxLifetime || idle >= p.cfg.HealthCheckAfter ||
+			idle >= peekAfter && c.serverGone() {
+			p.unreserveLocked()
+			stale = append(stale, c)
+			continue
+		}
 		p.active++
 		p.handLocked(c)
 	}
 	p.refillLocked()
 	p.mu.Unlock()
+	for _, c := range stale {
+		c.Net.Close()
+	}
 	p.refillGroup()
 }
 
@@ -915,14 +930,17 @@ func (p *Pool) Unused() bool {
 // with ErrClosed, so a pool is taken away only from no one.
 func (p *Pool) Retire(force bool) bool {
 	p.mu.Lock()
-	if p.closed || p.clients > 0 || len(p.waiters) > 0 || (!force && p.total > 0) {
+	if p.closed || p.clients > 0 || len(p.waiters) > 0 || (!force && p.total > 0) || p.heldLocked() {
 		p.mu.Unlock()
-		return false
+		return false // in use, or paused (its RESUME must find it)
 	}
 	p.closed = true
 	close(p.stop)
 	idle := p.dropIdleLocked()
 	p.mu.Unlock()
+	for _, l := range p.limits {
+		l.leave(p)
+	}
 	p.closeDropped(idle)
 	return true
 }

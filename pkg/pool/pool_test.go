@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/jackc/pgx/v5/pgconn"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -387,6 +388,59 @@ func TestPreferDoesNotStarveAcquire(t *testing.T) {
 		held = <-ch
 		if held == nil {
 			t.Fatal("slot")
+		}
+	}
+}
+
+// While held (a proxy's PAUSE), a released connection goes idle rather
+// than to a waiter; Kick then hands it over, unless it sat idle past
+// HealthCheckAfter: a waiter on an event loop takes what it is handed
+// unchecked, so that one closes and the waiter gets room to connect in.
+func TestHoldAndKick(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		p, _ := newPool(t, pool.Config{Size: 1, HealthCheckAfter: 200 * time.Millisecond})
+		held := true
+		var mu sync.Mutex
+		p.SetHold(func() bool { mu.Lock(); defer mu.Unlock(); return held })
+		c, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := p.WaitAsync(nil, nil)
+		if ch == nil {
+			t.Fatal("WaitAsync: nil with the only connection in use")
+		}
+		p.Release(c)
+		select {
+		case got := <-ch:
+			t.Fatalf("stale=%v: a held pool handed %v to its waiter", stale, got)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if st := p.Stat(); st.Idle != 1 || st.Waiting != 1 {
+			t.Fatalf("stale=%v: while held: %+v", stale, st)
+		}
+		if stale {
+			time.Sleep(250 * time.Millisecond)
+		}
+		mu.Lock()
+		held = false
+		mu.Unlock()
+		p.Kick()
+		select {
+		case got := <-ch:
+			if stale && got != nil {
+				t.Errorf("a connection idle past HealthCheckAfter was handed over unchecked")
+			}
+			if !stale && got != c {
+				t.Errorf("Kick handed %v, want the idle connection", got)
+			}
+			if got == nil {
+				p.ReturnSlot()
+			} else {
+				p.Release(got)
+			}
+		case <-time.After(time.Second):
+			t.Fatalf("stale=%v: Kick handed nothing", stale)
 		}
 	}
 }

@@ -69,6 +69,7 @@ var diffSimple = []string{
 	"set application_name = 'sim%d'", "deallocate a", "deallocate all", "discard all",
 	"savepoint s", "rollback to s", "release savepoint s", "commit; select 1/0",
 	"set work_mem = '1%d56kB'; savepoint s; set work_mem = '1%d78kB'; rollback to s",
+	"set work_mem='1%d90kB'", "/* app */ rollback", "set role pg_monitor", "reset all", "select current_user",
 }
 
 var diffPinning = []string{"prepare q as select 7", "execute q", "deallocate q"}

@@ -143,7 +143,7 @@ func (s *session) cancelOrphan(srv *pool.Conn, why string) {
 func (s *session) checkIn(pl *pool.Pool, srv *pool.Conn) {
 	qs := []string{pl.ResetQuery()}
 	if s.startKey != "" {
-		qs = append(qs, "RESET ALL;\n"+s.startKey)
+		qs = append(qs, resetAll+s.startKey)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

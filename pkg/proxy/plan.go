@@ -245,7 +245,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			s.unnamed = query
 			s.unnamedOps = nil
 			if s.rename {
-				s.unnamedOps = varOps(query)
+				s.unnamedOps = varOps(query, s.backslash())
 				s.unnamedParams = append(s.unnamedParams[:0], params...)
 				s.unnamedValid, s.unnamedLive = true, true
 			}
@@ -275,13 +275,13 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			out = s.ensure(out, old)
 			fresh := newStmt(name, query, params)
 			fresh.born = s.p.stmtSeq.Add(1)
-			fresh.ops = varOps(query)
+			fresh.ops = varOps(query, s.backslash())
 			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name, fresh: fresh})
 			return appendParse(out, old.server, query, params), nil
 		}
 		st := newStmt(name, query, params)
 		st.born = s.p.stmtSeq.Add(1)
-		st.ops = varOps(query)
+		st.ops = varOps(query, s.backslash())
 		s.stmts[name] = st
 		if s.serverHas(st) {
 			if s.notAborted() {
@@ -549,7 +549,7 @@ func (s *session) noteSQL(sql string) (ops []varOp) {
 		s.pinned = true
 	}
 	if w.vars {
-		ops = splitVarOps(sql)
+		ops = splitVarOps(sql, s.backslash())
 	}
 	if w.drop {
 		purge, all := droppedStatements(sql)

@@ -319,7 +319,14 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			cmd, rows = tagRows(body)
 			if head != nil && len(head.ops) > 0 {
 				s.ran(head, cmd)
+			} else if settingsTag(cmd) && s.rename {
+				s.unsureVars = true // a statement about settings the text matching missed
 			}
+		} else if typ == 's' && head != nil && len(head.ops) > 0 {
+			// A portal suspended after some rows: its statement (a SELECT
+			// calling set_config) has run as far as those rows, which is
+			// enough to have changed the setting.
+			s.ran(head, nil)
 		}
 		if head != nil && head.kind == kQuery {
 			head.rows += rows
@@ -656,6 +663,9 @@ func (s *session) keepPending() {
 	s.vars.apply(s.pending)
 	s.varsKey = s.vars.key()
 	s.sst.varsKey = s.varsKey
+	if s.unsureVars {
+		s.sst.varsKey = unknownVars // see unsure
+	}
 }
 
 // ran follows a CommandComplete of e, a Query or an Execute with setting
@@ -667,6 +677,7 @@ func (s *session) keepPending() {
 func (s *session) ran(e *entry, tag []byte) {
 	k := e.done
 	e.done++
+	followed := false
 	for e.opNext < len(e.ops) && e.ops[e.opNext].idx <= k {
 		op := e.ops[e.opNext]
 		if op.idx < k || !op.fits(tag) {
@@ -674,7 +685,9 @@ func (s *session) ran(e *entry, tag []byte) {
 			return
 		}
 		e.opNext++
+		followed = true
 		switch op.tx {
+		case txIgnore:
 		case txNone:
 			s.pending = append(s.pending, op)
 		case txSavepoint:
@@ -700,6 +713,9 @@ func (s *session) ran(e *entry, tag []byte) {
 			s.pending = s.pending[:0]
 		}
 	}
+	if !followed && settingsTag(tag) {
+		s.unsureVars = true // a statement about settings the text matching missed
+	}
 }
 
 // savepoint is where in pending the latest savepoint of that name is; -1
@@ -715,7 +731,10 @@ func (s *session) savepoint(name string) int {
 
 // unsure gives up matching e's statements with their answers: its
 // setting changes still to come count as made, at face value, and the
-// server's settings are taken as unknown (endOfStatement).
+// server's settings are taken as unknown until its transaction has ended
+// (keepPending, endOfStatement), so that nothing a guess got wrong can
+// reach the next client on it: that one gets RESET ALL and its own
+// settings replayed.
 func (s *session) unsure(e *entry) {
 	for _, op := range e.ops[e.opNext:] {
 		if op.tx == txNone {
@@ -729,26 +748,28 @@ func (s *session) unsure(e *entry) {
 // endOfStatement applies or drops pending settings at ReadyForQuery,
 // when no COMMIT or ROLLBACK decided them before.
 func (s *session) endOfStatement() {
+	failed := s.failed
+	s.failed = false
+	if s.txStatus == 'T' || s.txStatus == 'E' {
+		return // the transaction goes on
+	}
+	if len(s.pending) > 0 {
+		if !failed {
+			s.keepPending()
+		} else {
+			// The implicit transaction failed and took them with it.
+			// Should a statement the proxy did not see as such have
+			// committed them first, the server is not trusted either.
+			s.sst.varsKey = unknownVars
+		}
+		s.pending = s.pending[:0]
+	}
 	if s.unsureVars {
-		// What the server has is a guess: the next client on it gets
-		// RESET ALL and its own settings replayed.
+		// The transaction is over: what the server has is a guess, so
+		// the next client on it gets RESET ALL and its own settings.
 		s.sst.varsKey = unknownVars
 		s.unsureVars = false
 	}
-	failed := s.failed
-	s.failed = false
-	if len(s.pending) == 0 || s.txStatus == 'T' || s.txStatus == 'E' {
-		return // none, or the transaction goes on
-	}
-	if !failed {
-		s.keepPending()
-	} else {
-		// The implicit transaction failed and took them with it. Should a
-		// statement the proxy did not see as such have committed them
-		// first, the server is not trusted either.
-		s.sst.varsKey = unknownVars
-	}
-	s.pending = s.pending[:0]
 }
 
 // maxHeldEvents bounds the statements a relay holds back from OnQuery

@@ -40,6 +40,9 @@ func TestSettingsAcrossSavepoints(t *testing.T) {
 		{"quoted savepoint names keep their case", []any{"begin", `savepoint "A"`, "set work_mem = '1111kB'", "savepoint a", "set work_mem = '2222kB'", `rollback to "A"`, "commit"}, "4MB"},
 		{"extended group", []any{ext("begin", "set work_mem = '1111kB'", "savepoint a", "set work_mem = '2222kB'", "rollback to a", "commit")}, "1111kB"},
 		{"extended, aborted and rolled back to a savepoint", []any{ext("begin", "set work_mem = '1111kB'", "savepoint a"), ext("select 1/0"), ext("rollback to a", "commit")}, "1111kB"},
+		{"set_config in a portal suspended after a row", []any{[]pgproto3.FrontendMessage{
+			&pgproto3.Parse{Query: "select set_config('work_mem', '1111kB', false) from generate_series(1, 3)"},
+			&pgproto3.Bind{}, &pgproto3.Execute{MaxRows: 1}, &pgproto3.Sync{}}}, "1111kB"},
 		{"a DO block with semicolons before a SET", []any{"do $$ begin perform 1; end $$; set work_mem = '1111kB'"}, "1111kB"},
 		{"a DO block that fails after a SET", []any{"begin", "set work_mem = '1111kB'; do $$ begin perform 1/0; end $$", "rollback"}, "4MB"},
 	}
@@ -69,6 +72,55 @@ func TestSettingsAcrossSavepoints(t *testing.T) {
 				b.conn.Close()
 				if got := a.query(t, "show work_mem"); !slices.Equal(got, []string{tc.want}) {
 					t.Errorf("the client's own work_mem: %q, want %s", got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// Settings written in every form PostgreSQL takes are followed, and none
+// reaches another client: SET name=value in two words, statements after
+// comments, a ROLLBACK behind a comment, a replayed statement ending in
+// a -- comment, strings with backslash escapes under
+// standard_conforming_strings = off, a quoted savepoint name that is the
+// unquoted one, and the role, which RESET ALL leaves in place.
+func TestSettingsTextForms(t *testing.T) {
+	const sp = `"$user", public`
+	cases := []struct {
+		name        string
+		steps       []string
+		show        string // what to compare: a SHOW, or a query
+		own, others string
+	}{
+		{"SET name=value", []string{"set search_path=pg_catalog"}, "show search_path", "pg_catalog", sp},
+		{"SET name='value'", []string{"set work_mem='1111kB'"}, "show work_mem", "1111kB", "4MB"},
+		{"a comment before SET", []string{"/* app */ set work_mem = '1111kB'"}, "show work_mem", "1111kB", "4MB"},
+		{"a line comment before SET", []string{"-- app\nset work_mem = '1111kB'"}, "show work_mem", "1111kB", "4MB"},
+		{"a comment before ROLLBACK", []string{"set work_mem = '1111kB'", "begin", "reset work_mem", "/* app */ rollback"}, "show work_mem", "1111kB", "4MB"},
+		{"a SET ending in a -- comment", []string{"set work_mem = '1111kB' -- note", "set search_path = pg_catalog"}, "show work_mem", "1111kB", "4MB"},
+		{"backslash escapes", []string{"set standard_conforming_strings = off", `select 'x\'; set work_mem = ''1111kB''; select '`, "set search_path = pg_catalog"}, "show work_mem", "4MB", "4MB"},
+		{"a quoted savepoint name", []string{"begin", `savepoint "a"`, "set work_mem = '1111kB'", "rollback to a", "commit"}, "show work_mem", "4MB", "4MB"},
+		{"a -- comment ended by a carriage return", []string{"select 1 -- x\r; set work_mem = '1111kB'"}, "show work_mem", "1111kB", "4MB"},
+		{"SET ROLE", []string{"set role pg_monitor"}, "select current_user", "pg_monitor", "postgres"},
+		{"SET ROLE, then RESET ALL", []string{"set role pg_monitor", "reset all"}, "select current_user", "pg_monitor", "postgres"},
+		{"SET ROLE, then DISCARD ALL", []string{"set role pg_monitor", "discard all"}, "select current_user", "postgres", "postgres"},
+		{"SET SESSION AUTHORIZATION resets the role", []string{"set role pg_monitor", "set session authorization postgres"}, "select current_user", "postgres", "postgres"},
+	}
+	for _, loop := range []bool{false, true} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("loop=%v %s", loop, tc.name), func(t *testing.T) {
+				r := startProxy(t, pgtest.Shared(t), cfg{mode: proxy.Transaction, size: 1, loop: loop})
+				a := dialRaw(t, r.addr)
+				for _, st := range tc.steps {
+					a.query(t, st)
+				}
+				b := dialRaw(t, r.addr)
+				if got := b.query(t, tc.show); !slices.Equal(got, []string{tc.others}) {
+					t.Errorf("another client on the same server: %s = %q, want %s", tc.show, got, tc.others)
+				}
+				b.conn.Close()
+				if got := a.query(t, tc.show); !slices.Equal(got, []string{tc.own}) {
+					t.Errorf("the client's own %s: %q, want %s", tc.show, got, tc.own)
 				}
 			})
 		}

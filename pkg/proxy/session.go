@@ -106,6 +106,7 @@ type session struct {
 	errBuf      []byte // a rewritten ErrorResponse (renameError), relay goroutine only
 	portals     map[string]portal
 	vars        vars
+	scsOff      atomic.Bool       // the client was told standard_conforming_strings = off (backslash)
 	slot        *pool.Pool        // a slot to connect in, granted to the wait on the loop (onGranted)
 	pending     []varOp           // changes waiting for their transaction to end
 	unsureVars  bool              // the server's settings are a guess (session.unsure)
@@ -463,6 +464,7 @@ func (s *session) sendWelcome(srv *pool.Conn, sst *serverState) error {
 		sst.statusKey = key
 	}
 	s.view, s.viewKey, s.viewShared = srv.Params, key, true
+	s.scsOff.Store(srv.Params["standard_conforming_strings"] == "off")
 	return s.client.WelcomeStatus(sst.status)
 }
 
@@ -495,9 +497,12 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 	var srv *pool.Conn
 	var err error
 	if s.slot == pl && !s.p.held(pl.Name()) {
-		// the loop's wait was granted a slot: connect in it
+		// the loop's wait was granted a slot: connect in it, within the
+		// acquire timeout as Acquire would
 		s.slot = nil
-		srv, err = pl.OpenSlot(ctx)
+		octx, cancel := context.WithTimeout(ctx, pl.Config().AcquireTimeout)
+		srv, err = pl.OpenSlot(octx)
+		cancel()
 	} else {
 		s.returnSlot()
 		if err = s.p.waitResumed(ctx, pl); err == nil {
@@ -537,7 +542,7 @@ func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 	if sst.varsKey == want {
 		return nil
 	}
-	q := "RESET ALL;\n" + want
+	q := resetAll + want
 	if s.p.opts.OnReplay != nil {
 		s.p.opts.OnReplay()
 	}
@@ -572,6 +577,9 @@ func (s *session) setView(name, value string) {
 		s.viewShared = false
 	}
 	s.view[name] = value
+	if name == "standard_conforming_strings" {
+		s.scsOff.Store(value == "off")
+	}
 }
 
 // attach makes srv the session's server and starts its goroutine, which
@@ -812,7 +820,7 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 		}
 		st := newStmt(name, query, params)
 		st.born = s.p.stmtSeq.Add(1)
-		st.ops = varOps(query)
+		st.ops = varOps(query, s.backslash())
 		s.mu.Lock()
 		s.stmts[name] = st
 		if pins(query) {

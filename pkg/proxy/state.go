@@ -94,12 +94,13 @@ var setConfigPattern = regexp.MustCompile(`(?i)set_config\s*\(\s*'((?:[^']|'')*)
 // varOp is one change to the session's settings, or a transaction
 // control statement that decides the fate of the changes before it.
 type varOp struct {
-	reset bool   // RESET name, or RESET ALL when key is ""
-	key   string // lower-case setting name; a savepoint's name for tx ops
-	stmt  string // the statement that sets it, replayed verbatim
-	tx    txOp   // txNone for a change of a setting
-	idx   int    // which statement of its message's text it is, from 0
-	tag   string // the CommandComplete tag its statement answers with; "" any
+	reset   bool   // RESET name, or RESET ALL when key is ""
+	discard bool   // DISCARD ALL: RESET ALL, and the role and session authorization too
+	key     string // lower-case setting name; a savepoint's name for tx ops
+	stmt    string // the statement that sets it, replayed verbatim
+	tx      txOp   // txNone for a change of a setting
+	idx     int    // which statement of its message's text it is, from 0
+	tag     string // the CommandComplete tag its statement answers with; "" any
 }
 
 // txOp is a transaction control statement, kept in order with the
@@ -113,58 +114,42 @@ const (
 	txRollbackTo // ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
 	txCommit     // COMMIT, END (tagged ROLLBACK in an aborted transaction)
 	txRollback   // ROLLBACK, ABORT
+	txIgnore     // a statement that changes no setting kept (SET LOCAL, ...)
 )
 
 // varOps extracts the setting changes in sql (text matching, statement by
 // statement). SET LOCAL and transaction characteristics are skipped.
-func varOps(sql string) []varOp {
+func varOps(sql string, backslash bool) []varOp {
 	if !mayChangeVars(sql) {
 		return nil
 	}
-	return splitVarOps(sql)
+	return splitVarOps(sql, backslash)
 }
 
 // splitVarOps is varOps once the filter has passed.
-func splitVarOps(sql string) []varOp {
+func splitVarOps(sql string, backslash bool) []varOp {
 	var ops []varOp
-	for idx, st := range splitStatements(sql) {
-		low := strings.ToLower(st)
-		f := strings.Fields(low)
+	for idx, st := range splitStatementsEsc(sql, backslash) {
+		st = trimLeadingComments(st)
+		f := strings.Fields(strings.ToLower(st))
 		if len(f) == 0 {
 			continue
 		}
 		n := len(ops)
 		switch {
 		case f[0] == "reset" && len(f) >= 2:
-			if f[1] == "all" {
+			switch {
+			case f[1] == "all":
 				ops = append(ops, varOp{reset: true, tag: "RESET"})
-			} else {
+			case f[1] == "session" && len(f) >= 3 && f[2] == "authorization":
+				ops = append(ops, varOp{reset: true, key: "session_authorization", tag: "RESET"})
+			default:
 				ops = append(ops, varOp{reset: true, key: strings.Trim(f[1], `"`), tag: "RESET"})
 			}
 		case f[0] == "discard" && len(f) >= 2 && f[1] == "all":
-			ops = append(ops, varOp{reset: true, tag: "DISCARD ALL"})
-		case f[0] == "set" && len(f) >= 3:
-			i := 1
-			if f[1] == "session" {
-				if f[2] == "characteristics" || f[2] == "authorization" {
-					if f[2] == "authorization" {
-						ops = append(ops, varOp{key: "session_authorization", stmt: st, tag: "SET"})
-					}
-					break
-				}
-				i = 2
-			}
-			name := f[i]
-			switch name {
-			case "local", "transaction", "constraints":
-				continue
-			case "time":
-				name = "timezone"
-			}
-			if j := strings.IndexAny(name, "="); j > 0 {
-				name = name[:j]
-			}
-			ops = append(ops, varOp{key: strings.Trim(name, `"`), stmt: st, tag: "SET"})
+			ops = append(ops, varOp{reset: true, discard: true, tag: "DISCARD ALL"})
+		case f[0] == "set" && len(f) >= 2:
+			ops = append(ops, setOp(st, f))
 		default:
 			if op, ok := txControl(st, f); ok {
 				ops = append(ops, op)
@@ -181,6 +166,62 @@ func splitVarOps(sql string) []varOp {
 		}
 	}
 	return ops
+}
+
+// setOp is what a SET statement st (f: its lower-case words) changes: a
+// setting of the session, or nothing kept (SET LOCAL, SET TRANSACTION,
+// SET CONSTRAINTS, SET SESSION CHARACTERISTICS), which still answers
+// with the SET tag.
+func setOp(st string, f []string) varOp {
+	i := 1
+	if f[1] == "session" && len(f) >= 3 {
+		switch f[2] {
+		case "characteristics":
+			return varOp{tx: txIgnore, tag: "SET"}
+		case "authorization":
+			return varOp{key: "session_authorization", stmt: st, tag: "SET"}
+		}
+		i = 2
+	}
+	name, _, _ := strings.Cut(f[i], "=") // SET name=value is two words
+	switch name {
+	case "local", "transaction", "constraints":
+		return varOp{tx: txIgnore, tag: "SET"}
+	case "time":
+		name = "timezone"
+	}
+	return varOp{key: strings.Trim(name, `"`), stmt: st, tag: "SET"}
+}
+
+// trimLeadingComments drops the space and comments before a statement's
+// first word.
+func trimLeadingComments(st string) string {
+	for {
+		st = strings.TrimLeft(st, " \t\n\r\f")
+		switch {
+		case strings.HasPrefix(st, "--"):
+			i := strings.IndexAny(st, "\n\r")
+			if i < 0 {
+				return ""
+			}
+			st = st[i+1:]
+		case strings.HasPrefix(st, "/*"):
+			st = st[min(commentEnd(st, 0)+1, len(st)):]
+		default:
+			return st
+		}
+	}
+}
+
+// settingsTag tells whether a CommandComplete tag is that of a statement
+// that changes settings or decides their fate: one the proxy did not
+// follow (its text not recognised) leaves what the server has unknown.
+func settingsTag(tag []byte) bool {
+	switch string(tag) {
+	case "SET", "RESET", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "DISCARD ALL":
+		return true
+	}
+	return false
 }
 
 // txControl recognises the transaction control statements that decide
@@ -237,7 +278,7 @@ func savepointName(st string, f []string, i int) string {
 				j++
 				continue
 			}
-			return `"` + b.String()
+			return b.String() // as PostgreSQL names it: "a" is a
 		}
 		b.WriteByte(st[j])
 	}
@@ -297,7 +338,12 @@ func varWord(rest string) bool {
 // comments, as PostgreSQL's parser splits a simple Query: a statement
 // with nothing but comments and space in it is none, so the n-th one
 // here is the one PostgreSQL answers n-th.
-func splitStatements(sql string) []string {
+func splitStatements(sql string) []string { return splitStatementsEsc(sql, false) }
+
+// splitStatementsEsc is splitStatements where, with backslash (the
+// session's standard_conforming_strings is off), a backslash escapes a
+// quote in every string, not only in E'' ones.
+func splitStatementsEsc(sql string, backslash bool) []string {
 	var out []string
 	start, content := 0, false
 	for i := 0; i < len(sql); i++ {
@@ -305,12 +351,12 @@ func splitStatements(sql string) []string {
 		switch {
 		case c == '\'' || c == '"':
 			content = true
-			i = quoteEnd(sql, i)
+			i = quoteEnd(sql, i, backslash)
 		case c == '$' && (i == 0 || !identByte(sql[i-1])):
 			content = true
 			i = dollarEnd(sql, i)
 		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			j := strings.IndexByte(sql[i:], '\n')
+			j := strings.IndexAny(sql[i:], "\n\r") // either ends it in PostgreSQL
 			if j < 0 {
 				i = len(sql)
 			} else {
@@ -336,9 +382,9 @@ func splitStatements(sql string) []string {
 // quoteEnd is where the string or quoted identifier opening at sql[i]
 // ends (its closing quote; len(sql) if none). A string written E'...'
 // may escape its quote with a backslash.
-func quoteEnd(sql string, i int) int {
+func quoteEnd(sql string, i int, backslash bool) int {
 	q := sql[i]
-	escapes := q == '\'' && i > 0 && sql[i-1]|0x20 == 'e' && (i == 1 || !identByte(sql[i-2]))
+	escapes := q == '\'' && (backslash || i > 0 && sql[i-1]|0x20 == 'e' && (i == 1 || !identByte(sql[i-2])))
 	for j := i + 1; j < len(sql); j++ {
 		switch sql[j] {
 		case '\\':
@@ -428,8 +474,24 @@ func (v vars) apply(ops []varOp) {
 		switch {
 		case op.tx != txNone:
 			// a savepoint's mark
-		case op.reset && op.key == "":
+		case op.discard:
 			clear(v)
+		case op.reset && op.key == "":
+			// RESET ALL leaves the role and the session authorization
+			// (GUC_NO_RESET_ALL in PostgreSQL)
+			for k := range v {
+				if k != "role" && k != "session_authorization" {
+					delete(v, k)
+				}
+			}
+		case op.key == "session_authorization":
+			// setting it, or resetting it, resets the role too
+			delete(v, "role")
+			if op.reset {
+				delete(v, op.key)
+			} else {
+				v[op.key] = op.stmt
+			}
 		case op.reset:
 			delete(v, op.key)
 		default:
@@ -437,6 +499,12 @@ func (v vars) apply(ops []varOp) {
 		}
 	}
 }
+
+// resetAll is what puts a server's settings back to its login's before a
+// replay: RESET ALL leaves the role and the session authorization as
+// they are, SET SESSION AUTHORIZATION DEFAULT resets both (any user may
+// run it).
+const resetAll = "SET SESSION AUTHORIZATION DEFAULT;\nRESET ALL;\n"
 
 // key is a fingerprint of the settings; "" when there are none.
 func (v vars) key() string {
@@ -447,11 +515,26 @@ func (v vars) key() string {
 	for k := range v {
 		names = append(names, k)
 	}
-	sort.Strings(names)
+	// The session authorization first: setting it resets the role.
+	rank := func(k string) int {
+		switch k {
+		case "session_authorization":
+			return 0
+		case "role":
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if ri, rj := rank(names[i]), rank(names[j]); ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
 	var b strings.Builder
 	for _, k := range names {
 		b.WriteString(v[k])
-		b.WriteString(";\n")
+		b.WriteString("\n;\n") // a statement may end in a -- comment
 	}
 	return b.String()
 }
@@ -460,3 +543,10 @@ func (v vars) key() string {
 func quoteLiteral(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
+
+// backslash tells whether the client's strings escape quotes with
+// backslashes everywhere (standard_conforming_strings off), for the
+// statement split.
+// It is read where statements are planned, and changed where answers are
+// relayed: an atomic.
+func (s *session) backslash() bool { return s.scsOff.Load() }

@@ -31,7 +31,7 @@ func (s *session) cachedUnnamed(query string, params []byte) *stmt {
 	}
 	if st == nil || !bytes.Equal(st.params, params) {
 		st = newStmtFor("", query, params, s.varsKey)
-		st.ops = varOps(query)
+		st.ops = varOps(query, s.backslash())
 		s.useen[query] = st
 	}
 	return st

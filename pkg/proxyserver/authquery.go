@@ -49,11 +49,17 @@ type authQuery struct {
 // closes when another is needed.
 const maxAuthPools = 32
 
-// newAuthPools is an empty set of lookup pools; evicted ones close in the
-// background once their lookups under way are done.
+// newAuthPools is an empty set of lookup pools; evicted ones close once
+// the lookups that already have them are done (they end within
+// authQueryTimeout).
 func newAuthPools() *simplelru.LRU[[2]string, *pgxpool.Pool] {
-	l, _ := simplelru.NewLRU(maxAuthPools, func(_ [2]string, p *pgxpool.Pool) { go p.Close() })
+	l, _ := simplelru.NewLRU(maxAuthPools, func(_ [2]string, p *pgxpool.Pool) { closeLater(p) })
 	return l
+}
+
+// closeLater closes a lookup pool once lookups under way on it are over.
+func closeLater(p *pgxpool.Pool) {
+	time.AfterFunc(authQueryTimeout+time.Second, p.Close)
 }
 
 // newAuthQuery prepares lookups as the settings' user (or a target's auth
@@ -174,5 +180,5 @@ func (a *authQuery) forget() {
 	old := a.pools
 	a.pools = newAuthPools()
 	a.mu.Unlock()
-	old.Purge() // closes them
+	old.Purge() // closes them once their lookups under way are done
 }

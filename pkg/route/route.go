@@ -154,9 +154,7 @@ func (s *Pools) Sweep(now time.Time) (removed []string) {
 		delete(s.unused, key)
 		removed = append(removed, p.Name())
 	}
-	if len(removed) > 0 {
-		s.dropLimitsLocked()
-	}
+	s.dropLimitsLocked()
 	return removed
 }
 
@@ -172,16 +170,13 @@ func (s *Pools) orphanLocked(p *pool.Pool) bool {
 	return s.Targets.poolUser(p.Database, p.User) != p.User
 }
 
-// dropLimitsLocked forgets the limits of databases and users no pool has
-// any more; a pool made for them later gets a new one.
+// dropLimitsLocked forgets the limits no pool is in and that count no
+// connection (a pool retired by force may still have some, which must
+// count against its database's cap until they close); a pool made for
+// them later gets a new one.
 func (s *Pools) dropLimitsLocked() {
-	used := make(map[string]bool, 2*len(s.pools))
-	for _, p := range s.pools {
-		used[dbLimit(p.Database)] = true
-		used[userLimit(p.User)] = true
-	}
-	for name := range s.limits {
-		if !used[name] {
+	for name, l := range s.limits {
+		if l.Unused() {
 			delete(s.limits, name)
 		}
 	}

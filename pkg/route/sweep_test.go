@@ -89,4 +89,12 @@ func TestSweep(t *testing.T) {
 	if got := s.Sweep(t0.Add(64 * time.Second)); len(got) != 1 || got[0] != "app/app2" {
 		t.Errorf("once its client left: removed %v, want app/app2", got)
 	}
+
+	// A paused pool stays, so that its RESUME finds it.
+	paused := route1("paused", "bob")
+	paused.SetHold(func() bool { return true })
+	s.Sweep(t0.Add(65 * time.Second))
+	if got := s.Sweep(t0.Add(200 * time.Second)); len(got) != 0 {
+		t.Errorf("a paused pool removed: %v", got)
+	}
 }

@@ -342,7 +342,7 @@ func splitStatements(sql string) []string { return splitStatementsEsc(sql, false
 
 // splitStatementsEsc is splitStatements where, with backslash (the
 // session's standard_conforming_strings is off), a backslash escapes a
-// quote in every string, not only in E” ones.
+// quote in every string, not only in E-strings (E'...').
 func splitStatementsEsc(sql string, backslash bool) []string {
 	var out []string
 	start, content := 0, false

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// A reload (or the console's SET auth_file = ”) whose settings lost
+// A reload (or the console's SET of auth_file to nothing) whose settings lost
 // auth_file would turn a proxy that checks passwords into one that
 // trusts every client: it is refused, and the users stay checked.
 func TestReloadKeepsAuthFile(t *testing.T) {

@@ -688,9 +688,7 @@ func (s *session) ran(e *entry, tag []byte) {
 		followed = true
 		switch op.tx {
 		case txIgnore:
-		case txNone:
-			s.pending = append(s.pending, op)
-		case txSavepoint:
+		case txNone, txSavepoint: // a change, or a savepoint's mark
 			s.pending = append(s.pending, op)
 		case txRelease:
 			if i := s.savepoint(op.key); i >= 0 {

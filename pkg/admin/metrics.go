@@ -260,7 +260,7 @@ var (
 	descShapes = prometheus.NewDesc("sqp_digest_shapes",
 		"Query shapes held by the digest store.", nil, nil)
 	descEvicted = prometheus.NewDesc("sqp_digest_evictions_total",
-		"Query shapes evicted from the digest store since its last reset.", nil, nil)
+		"Query shapes evicted from the digest store since the proxy started (a reset of the store does not lower it).", nil, nil)
 	descHandBacks = prometheus.NewDesc("sqp_loop_handbacks_total",
 		"Sessions the event loop handed back to their goroutines, by reason.", []string{"reason"}, nil)
 )
@@ -277,7 +277,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, float64(c.m.clients.Load()))
 	sum := c.o.Digests.Summary()
 	ch <- prometheus.MustNewConstMetric(descShapes, prometheus.GaugeValue, float64(sum.Shapes))
-	ch <- prometheus.MustNewConstMetric(descEvicted, prometheus.CounterValue, float64(sum.Evicted))
+	ch <- prometheus.MustNewConstMetric(descEvicted, prometheus.CounterValue, float64(sum.EvictedTotal))
 	if c.o.LoopHandBacks != nil {
 		for reason, n := range c.o.LoopHandBacks() {
 			ch <- prometheus.MustNewConstMetric(descHandBacks, prometheus.CounterValue, float64(n), reason)

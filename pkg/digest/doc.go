@@ -43,9 +43,13 @@
 //     "from (". So "a=1", "a = 1" and "a\n=\n1" are one shape.
 //   - Trailing semicolons are dropped; semicolons between statements of a
 //     simple-protocol string stay.
+//   - true, false and null are constants too, as PostgreSQL's parser
+//     makes them, except after is, not and set ("is not true",
+//     "not null", "on delete set null"), where they are part of the
+//     grammar. != is written <>, as PostgreSQL's lexer reads it.
 //
-// true, false and null are keywords, not constants. Normalizing a
-// normalized text gives the same text (the fuzz test checks this).
+// Normalizing a normalized text gives the same text (the fuzz test checks
+// this).
 //
 // The fingerprint is the 64-bit FNV-1a hash of the normalized text (Hash);
 // two texts with one fingerprint are treated as one shape, which at 5,000
@@ -59,9 +63,14 @@
 // in the query text). Our shape is textual, before any parsing:
 //
 //   - They agree on constants, including negative numeric constants
-//     (PostgreSQL folds "- 1" into the constant too), on $n parameters being
-//     values, on comments, case and whitespace not mattering, and on
+//     (PostgreSQL folds "- 1" into the constant too), true, false, null
+//     and typed literals (date '...'), on $n parameters being values, on
+//     comments, case and whitespace not mattering, on != being <>, and on
 //     ORDER BY / GROUP BY positions not being constants.
+//
+// TestShapesAgainstQueryID checks each of these claims, and the
+// differences below, on both sides against PostgreSQL 15 with
+// pg_stat_statements.
 //   - Ours splits what queryid merges: different spellings of one tree
 //     ("t" and "public.t", "a" and "t.a", "a IN (1)" and "a = 1",
 //     "cast(x as int)" and "x::int", implicit and explicit aliases).
@@ -80,8 +89,6 @@
 //     the tree.
 //   - Multi-row VALUES: queryid jumbles every row, so each row count is its
 //     own entry; ours collapses rows of constants.
-//   - true and false are constants for queryid (printed as $n) and
-//     keywords here.
 //   - Utility statements (SET, BEGIN, CREATE ...) are normalized here like
 //     any other text; pg_stat_statements tracks them only with
 //     track_utility on, and which of their constants it replaces depends

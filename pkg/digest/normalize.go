@@ -450,7 +450,12 @@ func (n *normalizer) operator(i int) int {
 		}
 	}
 	n.emit(kOp)
-	n.out = append(n.out, s[i:j]...)
+	if j-i == 2 && s[i] == '!' && s[i+1] == '=' {
+		// PostgreSQL's lexer reads != as <>: one operator, one queryid.
+		n.out = append(n.out, "<>"...)
+	} else {
+		n.out = append(n.out, s[i:j]...)
+	}
 	n.listToken(kOp)
 	return j
 }
@@ -588,6 +593,15 @@ func (n *normalizer) word(w string) {
 	if n.prev == kWord {
 		prevW = n.out[n.prevWord:]
 	}
+	if boolOrNull(w) {
+		switch string(prevW) {
+		case "is", "not", "set": // "is [not] true", "not null", "on delete set null"
+		default:
+			// A constant to PostgreSQL's parser, and so to queryid.
+			n.constant()
+			return
+		}
+	}
 	n.emit(kWord)
 	at := len(n.out)
 	n.out = append(n.out, w...)
@@ -608,6 +622,26 @@ func (n *normalizer) word(w string) {
 		n.vals = valuesRows{on: true, depth: n.depth, expectRow: true}
 	}
 	n.prevWord, n.prevIsBy = at, isBy
+}
+
+// boolOrNull reports whether w is true, false or null, in any case.
+func boolOrNull(w string) bool {
+	if len(w) != 4 && len(w) != 5 {
+		return false
+	}
+	var b [5]byte
+	for i := range len(w) {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	switch string(b[:len(w)]) {
+	case "true", "false", "null":
+		return true
+	}
+	return false
 }
 
 func endsByList(w string) bool {

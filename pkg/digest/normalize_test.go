@@ -123,7 +123,9 @@ func TestLiterals(t *testing.T) {
 		{"parameters renumbered in order", "select $3, $1, $22", "select $1, $2, $3"},
 		{"typed literals", "select interval '1 day', date '2020-01-01', timestamp with time zone '2020-01-01'",
 			"select interval $1, date $2, timestamp with time zone $3"},
-		{"booleans and null stay", "select true, false, null", "select true, false, null"},
+		{"booleans and null are constants", "select true, FALSE, Null", "select $1, $2, $3"},
+		{"but not after is, not and set", "select a is not true, b is null, c is false from t; create table u (a int not null references t on delete set null)", "select a is not true, b is null, c is false from t; create table u(a int not null references t on delete set null)"},
+		{"in lists of booleans", "select 1 where a in (true, false) and b in (null)", "select $1 where a in ($2) and b in ($3)"},
 		{"unterminated string", "select 'abc", "select $1"},
 		{"unterminated dollar quote", "select $q$abc", "select $1"},
 	})

@@ -41,7 +41,10 @@ type Store struct {
 	m       map[key]*entry
 	lru     entry // sentinel of the recency list: lru.next is the most recent
 	evicted uint64
-	since   time.Time
+	// evictedTotal is evicted without the resets: a Prometheus counter
+	// must never go down.
+	evictedTotal uint64
+	since        time.Time
 
 	// texts keeps the normalization of statements without constants by
 	// their exact text (string to *normalized): a driver sends the same
@@ -196,6 +199,7 @@ func (s *Store) insertLocked(k key, text []byte, now time.Time) *entry {
 		e.unlink()
 		delete(s.m, e.key)
 		s.evicted++
+		s.evictedTotal++
 		*e = entry{}
 	} else {
 		e = new(entry)
@@ -263,6 +267,9 @@ type Summary struct {
 	MaxShapes int       `json:"max_shapes"`
 	Evicted   uint64    `json:"evicted"` // shapes evicted since the last reset
 	Since     time.Time `json:"since"`   // the last reset, or the store's creation
+	// EvictedTotal counts evictions since the store was made, resets
+	// included (sqp_digest_evictions_total).
+	EvictedTotal uint64 `json:"evicted_total"`
 }
 
 // Summary returns the store's summary.
@@ -273,7 +280,7 @@ func (s *Store) Summary() Summary {
 }
 
 func (s *Store) summaryLocked() Summary {
-	return Summary{Shapes: len(s.m), MaxShapes: s.max, Evicted: s.evicted, Since: s.since}
+	return Summary{Shapes: len(s.m), MaxShapes: s.max, Evicted: s.evicted, Since: s.since, EvictedTotal: s.evictedTotal}
 }
 
 // Snapshot returns every shape sorted by total time, largest first (ties by

@@ -89,6 +89,21 @@ func TestStoreEvictsLeastRecentlySeen(t *testing.T) {
 	}
 }
 
+// The total behind sqp_digest_evictions_total is a Prometheus counter:
+// a reset of the store clears Evicted but must not lower it.
+func TestStoreEvictedTotalSurvivesReset(t *testing.T) {
+	s := NewStore(1)
+	fakeClock(s)
+	s.Observe("p", "r", "select a", time.Millisecond, 0, "")
+	s.Observe("p", "r", "select b", time.Millisecond, 0, "") // evicts a
+	s.Reset()
+	s.Observe("p", "r", "select c", time.Millisecond, 0, "")
+	s.Observe("p", "r", "select d", time.Millisecond, 0, "") // evicts c
+	if sum := s.Summary(); sum.Evicted != 1 || sum.EvictedTotal != 2 {
+		t.Errorf("evicted %d since the reset and %d in all; want 1 and 2", sum.Evicted, sum.EvictedTotal)
+	}
+}
+
 func TestStoreConcurrent(t *testing.T) {
 	s := NewStore(50)
 	const workers, per = 8, 2000

@@ -105,6 +105,9 @@ func TestSettingsTextForms(t *testing.T) {
 		{"SET ROLE, then RESET ALL", []string{"set role pg_monitor", "reset all"}, "select current_user", "pg_monitor", "postgres"},
 		{"SET ROLE, then DISCARD ALL", []string{"set role pg_monitor", "discard all"}, "select current_user", "postgres", "postgres"},
 		{"SET SESSION AUTHORIZATION resets the role", []string{"set role pg_monitor", "set session authorization postgres"}, "select current_user", "postgres", "postgres"},
+		{"SET SESSION CHARACTERISTICS", []string{"set session characteristics as transaction isolation level serializable"}, "show default_transaction_isolation", "serializable", "read committed"},
+		{"SET SESSION CHARACTERISTICS, three clauses", []string{"SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY, ISOLATION LEVEL REPEATABLE READ DEFERRABLE"}, "select current_setting('default_transaction_read_only') || current_setting('default_transaction_isolation') || current_setting('default_transaction_deferrable')", "onrepeatable readon", "offread committedoff"},
+		{"SET SESSION CHARACTERISTICS not read", []string{"set session characteristics as transaction isolation /* x */ level serializable"}, "show default_transaction_isolation", "read committed", "read committed"},
 	}
 	for _, loop := range []bool{false, true} {
 		for _, tc := range cases {
@@ -124,5 +127,37 @@ func TestSettingsTextForms(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Objects made in the pg_temp schema are temporary, as with CREATE TEMP:
+// the client keeps its server, and a client on the other server does not
+// see them (on a direct connection they exist only in their session).
+func TestPgTempSchemaPins(t *testing.T) {
+	for _, loop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+			r := startProxy(t, pgtest.Shared(t), cfg{mode: proxy.Transaction, size: 2, loop: loop})
+			a := dialRaw(t, r.addr)
+			a.query(t, "create table pg_temp.pins_tmp (secret text)", "insert into pg_temp.pins_tmp values ('of a')",
+				"create function pg_temp.pins_f() returns text language sql as 'select ''of a''::text'")
+			b := dialRaw(t, r.addr)
+			// pg_temp is searched first without being named (b's text
+			// names it not, so that b does not pin itself).
+			if got := b.query(t, "select secret from pins_tmp"); !slices.Equal(got, []string{"error"}) {
+				t.Errorf("another client: %q, want an error (no such table)", got)
+			}
+			if got := a.query(t, "select secret from pg_temp.pins_tmp", "select pg_temp.pins_f()"); !slices.Equal(got, []string{"of a", "of a"}) {
+				t.Errorf("the client itself: %q, want its row and its function's answer", got)
+			}
+			pinned := 0
+			for _, cs := range r.Clients() {
+				if cs.Pinned {
+					pinned++
+				}
+			}
+			if pinned != 1 {
+				t.Errorf("%d clients pinned, want 1", pinned)
+			}
+		})
 	}
 }

@@ -5,21 +5,24 @@ package proxy
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // pinPattern matches statements whose effects outlive the transaction on
 // that server connection: LISTEN, session advisory locks, WITH HOLD
-// cursors, temporary tables and SQL-level PREPARE. It is text matching,
-// so a match inside a string literal or comment pins too (harmless: the
-// client just keeps its server).
-var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|^\s*prepare\s`)
+// cursors, temporary tables and SQL-level PREPARE. Objects named in the
+// pg_temp schema ("create function pg_temp.f()", the usual way to make a
+// temporary function) are temporary too. It is text matching, so a match
+// inside a string literal or comment pins too (harmless: the client just
+// keeps its server).
+var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|^\s*prepare\s|\bpg_temp(_\d+)?\s*\.`)
 
 // pinWords are words that every match of pinPattern contains: a statement
 // without any of them cannot pin, and the regexp (a fifth of the proxy's
 // CPU when it ran on every statement) is skipped.
-var pinWords = []string{"listen", "advisory_lock", "hold", "temp", "prepare"}
+var pinWords = []string{"listen", "advisory_lock", "hold", "temp", "prepare"} // "temp" also in pg_temp
 
 // pinningFunctions are the built-in functions a fastpath FunctionCall
 // ('F') names by OID whose effects outlive the transaction: set_config
@@ -148,6 +151,8 @@ func splitVarOps(sql string, backslash bool) []varOp {
 			}
 		case f[0] == "discard" && len(f) >= 2 && f[1] == "all":
 			ops = append(ops, varOp{reset: true, discard: true, tag: "DISCARD ALL"})
+		case f[0] == "set" && len(f) >= 3 && f[1] == "session" && f[2] == "characteristics":
+			ops = append(ops, sessionCharacteristics(f)...)
 		case f[0] == "set" && len(f) >= 2:
 			ops = append(ops, setOp(st, f))
 		default:
@@ -170,15 +175,11 @@ func splitVarOps(sql string, backslash bool) []varOp {
 
 // setOp is what a SET statement st (f: its lower-case words) changes: a
 // setting of the session, or nothing kept (SET LOCAL, SET TRANSACTION,
-// SET CONSTRAINTS, SET SESSION CHARACTERISTICS), which still answers
-// with the SET tag.
+// SET CONSTRAINTS), which still answers with the SET tag.
 func setOp(st string, f []string) varOp {
 	i := 1
 	if f[1] == "session" && len(f) >= 3 {
-		switch f[2] {
-		case "characteristics":
-			return varOp{tx: txIgnore, tag: "SET"}
-		case "authorization":
+		if f[2] == "authorization" {
 			return varOp{key: "session_authorization", stmt: st, tag: "SET"}
 		}
 		i = 2
@@ -191,6 +192,60 @@ func setOp(st string, f []string) varOp {
 		name = "timezone"
 	}
 	return varOp{key: strings.Trim(name, `"`), stmt: st, tag: "SET"}
+}
+
+// sessionCharacteristics is what SET SESSION CHARACTERISTICS AS
+// TRANSACTION changes (f: its lower-case words): the session's defaults
+// for the transactions to come, one setting per clause, each replayed
+// with set_config. A clause it cannot read gives an op whose tag never
+// fits, so the server's settings count as unknown (session.unsure).
+func sessionCharacteristics(f []string) []varOp {
+	w := strings.Fields(strings.ReplaceAll(strings.Join(f[3:], " "), ",", " "))
+	w = slices.DeleteFunc(w, func(s string) bool { return s == ";" })
+	if len(w) < 3 || w[0] != "as" || w[1] != "transaction" {
+		return []varOp{{tx: txIgnore, tag: "?"}}
+	}
+	var ops []varOp
+	set := func(key, value string) {
+		ops = append(ops, varOp{key: key, tag: "SET",
+			stmt: "SELECT pg_catalog.set_config('" + key + "', '" + value + "', false)"})
+	}
+	for i := 2; i < len(w); {
+		w2 := ""
+		if i+1 < len(w) {
+			w2 = w[i+1]
+		}
+		switch {
+		case w[i] == "isolation" && w2 == "level" && i+2 < len(w):
+			level := strings.TrimSuffix(w[i+2], ";")
+			i += 3
+			if (level == "repeatable" || level == "read") && i < len(w) {
+				level += " " + strings.TrimSuffix(w[i], ";")
+				i++
+			}
+			switch level {
+			case "serializable", "repeatable read", "read committed", "read uncommitted":
+				set("default_transaction_isolation", level)
+			default:
+				return []varOp{{tx: txIgnore, tag: "?"}}
+			}
+		case w[i] == "read" && (strings.TrimSuffix(w2, ";") == "only" || strings.TrimSuffix(w2, ";") == "write"):
+			set("default_transaction_read_only", map[bool]string{true: "on", false: "off"}[strings.HasPrefix(w2, "only")])
+			i += 2
+		case strings.TrimSuffix(w[i], ";") == "deferrable":
+			set("default_transaction_deferrable", "on")
+			i++
+		case w[i] == "not" && strings.TrimSuffix(w2, ";") == "deferrable":
+			set("default_transaction_deferrable", "off")
+			i += 2
+		default:
+			return []varOp{{tx: txIgnore, tag: "?"}}
+		}
+	}
+	if len(ops) == 0 {
+		return []varOp{{tx: txIgnore, tag: "?"}}
+	}
+	return ops
 }
 
 // trimLeadingComments drops the space and comments before a statement's

@@ -206,7 +206,7 @@ func (s *session) refsOf(typ byte, body []byte) (r stmtRefs, known bool) {
 		}
 		r.client = name
 		if server = s.serverOf(name); server == "" {
-			server = serverName(query, params, "")
+			server = serverName(query, params, s.varsKey)
 		}
 	case 'B':
 		_, rest, ok := cstring(body)

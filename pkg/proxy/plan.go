@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,8 +101,10 @@ type stmt struct {
 
 // serverState is what the proxy knows about a server connection.
 type serverState struct {
-	stmts   *simplelru.LRU[string, struct{}] // renamed statements it has
-	varsKey string                           // vars.key() of the settings applied
+	// stmts: the renamed statements it has, each with the Proxy.stmtSeq
+	// of when it was parsed there (see serverHas)
+	stmts   *simplelru.LRU[string, uint64]
+	varsKey string // vars.key() of the settings applied
 	// unsure is set once stmts was purged without knowing what the server
 	// dropped: statements parsed there from then on are closed first.
 	unsure bool
@@ -123,11 +126,23 @@ func (st *serverState) stale(name string, seq uint64) {
 	if st.closeBefore == nil {
 		st.closeBefore = make(map[string]uint64)
 	}
+	if len(st.closeBefore) >= maxStale {
+		// Bounded, for a client that fails Parse after Parse: forget what
+		// the server has, and close every statement before parsing it
+		// there, as after a DISCARD ALL.
+		clear(st.closeBefore)
+		st.stmts.Purge()
+		st.unsure = true
+		return
+	}
 	st.closeBefore[name] = seq
 }
 
+// maxStale bounds a server's closeBefore.
+const maxStale = 1024
+
 func newServerState() *serverState {
-	lru, _ := simplelru.NewLRU[string, struct{}](1<<30, nil)
+	lru, _ := simplelru.NewLRU[string, uint64](1<<30, nil)
 	return &serverState{stmts: lru}
 }
 
@@ -273,31 +288,21 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			// refuse its own name for the statement, reported under the
 			// client's.
 			out = s.ensure(out, old)
-			fresh := newStmt(name, query, params)
+			fresh := newStmtFor(name, query, params, s.stmtKey())
 			fresh.born = s.p.stmtSeq.Add(1)
 			fresh.ops = varOps(query, s.backslash())
 			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name, fresh: fresh})
 			return appendParse(out, old.server, query, params), nil
 		}
-		st := newStmt(name, query, params)
+		st := newStmtFor(name, query, params, s.stmtKey())
 		st.born = s.p.stmtSeq.Add(1)
 		st.ops = varOps(query, s.backslash())
 		s.stmts[name] = st
-		if s.serverHas(st) {
-			if s.notAborted() {
-				s.cacheOp("hit")
-				s.push(entry{kind: kClose, action: asParseComplete, stmtName: name, created: st})
-				return appendClose(out, 'S', dummyClose), nil
-			}
-			// The transaction may be aborted, where PostgreSQL refuses
-			// every Parse (25P02): the server parses the text under a
-			// throwaway name and drops it again, so that it decides,
-			// and its copy stays untouched either way.
-			s.push(entry{kind: kParse, stmtName: name, created: st})
-			s.push(entry{kind: kClose, action: swallow})
-			out = appendParse(out, dummyClose, query, params)
-			return appendClose(out, 'S', dummyClose), nil
-		}
+		// st is newer than any copy of its text the server has, which
+		// serverHas has closed first: the server analyses the text
+		// afresh, as PostgreSQL does every Parse (errors come at the
+		// Parse, and the statement sees today's tables).
+		s.serverHas(st)
 		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name, created: st}), nil
 	case 'B':
 		portalName, rest, ok := cstring(body)
@@ -321,6 +326,13 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			out = s.ensureUnnamed(out)
 		} else if st != nil {
 			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
+		}
+		if s.rename && name != "" && st == nil {
+			// A name the client has not parsed: refused as PostgreSQL
+			// would (26000), also when it is another client's server
+			// name, which the server does have.
+			s.push(entry{kind: kBind, errFrom: dummyClose, errTo: name})
+			return appendMsg(out, 'B', []byte(portalName), nul, []byte(dummyClose), nul, tail), nil
 		}
 		if !s.rename || name == "" || st == nil {
 			s.push(entry{kind: kBind})
@@ -348,6 +360,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		}
 		if body[0] == 'S' && name == "" {
 			out = s.ensureUnnamed(out)
+		}
+		if s.rename && body[0] == 'S' && name != "" && st == nil {
+			// as for a Bind of a name the client has not parsed
+			s.push(entry{kind: kDescribe, errFrom: dummyClose, errTo: name})
+			return appendMsg(out, 'D', []byte{'S'}, []byte(dummyClose), nul), nil
 		}
 		if !s.rename || body[0] != 'S' || name == "" || st == nil {
 			s.push(entry{kind: kDescribe})
@@ -489,7 +506,7 @@ func (s *session) parseOn(out []byte, st *stmt, e entry) []byte {
 	s.cacheOp("miss")
 	out = s.makeRoom(out)
 	out = s.closeFirst(out, st.server)
-	s.sst.stmts.Add(st.server, struct{}{})
+	s.sst.stmts.Add(st.server, s.p.stmtSeq.Add(1))
 	s.push(e)
 	return appendParse(out, st.server, st.query, st.params)
 }
@@ -501,7 +518,17 @@ func (s *session) serverHas(st *stmt) bool {
 		s.sst.stmts.Remove(st.server)
 		return false
 	}
-	_, ok := s.sst.stmts.Get(st.server)
+	made, ok := s.sst.stmts.Get(st.server)
+	if ok && st.born > made {
+		// The client parsed its statement after the server's copy was
+		// made (for another client, or before a change of its tables):
+		// the copy is closed and the text parsed again, once per client
+		// statement and server, so that it is analysed no earlier than
+		// the client's own Parse.
+		s.sst.stmts.Remove(st.server)
+		s.sst.stale(st.server, made)
+		return false
+	}
 	return ok
 }
 
@@ -600,6 +627,20 @@ func droppedStatements(sql string) (purge, all bool) {
 	return purge, all
 }
 
-func newStmt(client, query string, params []byte) *stmt {
-	return newStmtFor(client, query, params, "")
+// stmtKey is the key of a named statement parsed now (newStmtFor): the
+// client's settings, as PostgreSQL analyses a statement under them
+// (search_path picks its tables, TimeZone reads its literals), so that
+// clients whose settings differ never share one. While a change of
+// settings is on its way (pipelined ahead of the Parse, or not followed),
+// the statement is the client's alone. Called with s.mu held.
+func (s *session) stmtKey() string {
+	if s.unsureVars || len(s.pending) > 0 {
+		return s.varsKey + "\x00" + strconv.FormatUint(s.p.stmtSeq.Add(1), 10)
+	}
+	for i := range s.queue {
+		if len(s.queue[i].ops) > 0 {
+			return s.varsKey + "\x00" + strconv.FormatUint(s.p.stmtSeq.Add(1), 10)
+		}
+	}
+	return s.varsKey
 }

@@ -338,6 +338,15 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		if err := want(kExecute); err != nil {
 			return 0, false, nil, err
 		}
+		if typ == 'C' && s.rename && droppedAll(body) {
+			// DEALLOCATE ALL or DISCARD ALL through the extended protocol
+			// (JDBC sends every statement so): the server has dropped
+			// every statement, other clients' too, and the client has
+			// none left.
+			s.sst.stmts.Purge()
+			s.sst.unsure = true
+			clear(s.stmts)
+		}
 		ev = s.event(head, rows, "")
 		s.pop()
 	case 'E':
@@ -421,6 +430,12 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		s.txStatus = body[0]
 		if body[0] == 'I' {
 			s.txEnded()
+			if len(s.queue) == 0 && len(s.portals) > 0 {
+				// PostgreSQL drops the portals when a transaction ends:
+				// so does the proxy, when no message planned since (a
+				// Bind pipelined ahead) made one for the next.
+				clear(s.portals)
+			}
 		}
 		s.endOfStatement()
 		release = s.rename && s.settled() && !s.pinned && !s.ending && !s.clientCopying
@@ -538,7 +553,7 @@ func (s *session) skipToSync() {
 	}
 	for i := len(undos) - 1; i >= 0; i-- {
 		if u := undos[i]; u.evict {
-			s.sst.stmts.Add(u.name, struct{}{})
+			s.sst.stmts.Add(u.name, 0) // when it was parsed is lost: older than any statement
 		} else {
 			s.forgetSkipped(u.name)
 		}

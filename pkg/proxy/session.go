@@ -818,10 +818,10 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 		if exists {
 			return false, nil // the server answers 42P05 (plan)
 		}
-		st := newStmt(name, query, params)
+		s.mu.Lock()
+		st := newStmtFor(name, query, params, s.stmtKey())
 		st.born = s.p.stmtSeq.Add(1)
 		st.ops = varOps(query, s.backslash())
-		s.mu.Lock()
 		s.stmts[name] = st
 		if pins(query) {
 			s.pinned = true

@@ -49,8 +49,8 @@ func (s *session) dropCachedUnnamed() {
 }
 
 // newStmtFor makes a statement whose server name hashes its text, its
-// parameter types and key (the client's settings for a cached unnamed
-// statement; "" for a named one).
+// parameter types and key (the client's settings: session.stmtKey for a
+// named statement, session.varsKey for a cached unnamed one).
 func newStmtFor(client, query string, params []byte, key string) *stmt {
 	return &stmt{client: client, server: serverName(query, params, key), query: query, params: append([]byte(nil), params...)}
 }

@@ -194,6 +194,12 @@ func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
 	if st.Params["database"] == "" {
 		st.Params["database"] = st.Params["user"]
 	}
+	if replication(st.Params["replication"]) {
+		// A walsender session (COPY BOTH, replication commands) cannot be
+		// served by a pooler's ordinary server connections: refused, not
+		// turned into a plain session whose commands then fail.
+		return reply(c, fatal(CodeFeatureNotSupported, "replication connections are not supported"))
+	}
 	// PostgreSQL 15 cuts both names to NAMEDATALEN-1 bytes, so that an
 	// overlong name still finds its role and database.
 	for _, k := range [...]string{"user", "database"} {
@@ -310,4 +316,15 @@ func Rebase(c, sock net.Conn) net.Conn {
 		return &prefixConn{Conn: sock, prefix: p.prefix}
 	}
 	return sock
+}
+
+// replication tells whether a startup's replication parameter asks for
+// a walsender session: "database", or a true boolean as PostgreSQL
+// reads one (on, true, yes, 1 and their prefixes).
+func replication(v string) bool {
+	switch strings.ToLower(v) {
+	case "", "off", "of", "false", "fals", "fal", "fa", "f", "no", "n", "0":
+		return false
+	}
+	return true
 }

@@ -227,6 +227,12 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.push(entry{kind: kQuery, sql: "<function call>", start: now})
 		return append(out, raw...), nil
 	case 'S':
+		if s.clientCopying {
+			// PostgreSQL ignores a Sync during COPY FROM STDIN (libpq
+			// sends one behind an extended-protocol COPY before it knows
+			// it is one): no answer comes for it.
+			return append(out, raw...), nil
+		}
 		s.skipping = false
 		s.push(entry{kind: kSync})
 		return append(out, raw...), nil
@@ -236,10 +242,27 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		}
 		return append(out, raw...), nil
 	case 'd', 'c', 'f':
+		copying := s.clientCopying
 		if typ != 'd' {
 			s.clientCopying = false
+			if !copying && len(s.queue) > 0 {
+				// The client ended its data before the server's
+				// CopyInResponse came (pgx does not wait for it).
+				s.copyEndAhead, s.copyEndSeq = true, s.queue[len(s.queue)-1].seq
+			}
 		}
 		if len(s.queue) == 0 {
+			if copying && typ != 'd' && s.rename {
+				// The COPY failed while the client was still sending (a bad
+				// row): the server has answered it, and its ReadyForQuery
+				// could not release the server while the client copied.
+				// The server ignores the CopyDone or CopyFail; a Sync
+				// behind it, answered to no one, lets the server go back
+				// to the pool as after any other statement.
+				s.push(entry{kind: kSync, action: swallow})
+				out = append(out, raw...)
+				return append(out, 'S', 0, 0, 0, 4), nil
+			}
 			return out, nil // no COPY under way
 		}
 		return append(out, raw...), nil

@@ -409,6 +409,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			s.pop()
 			break
 		}
+		if head.action == swallow {
+			act = swallow // the Sync behind a failed COPY's end (plan)
+		}
 		if head.kind == kQuery {
 			ev = s.event(head, head.rows, head.code)
 			if head.code != "" {
@@ -428,6 +431,9 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			return 0, false, nil, errStatementMode
 		}
 		s.txStatus = body[0]
+		if len(s.queue) == 0 {
+			s.copyEndAhead = false // no COPY under way
+		}
 		if body[0] == 'I' {
 			s.txEnded()
 			if len(s.queue) == 0 && len(s.portals) > 0 {
@@ -443,7 +449,26 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			s.srv = nil
 		}
 	case 'G', 'W':
-		s.clientCopying = true
+		ahead := s.copyEndAhead
+		if ahead {
+			s.copyEndAhead = false // the client's CopyDone is on its way already
+		} else {
+			s.clientCopying = true
+		}
+		if head != nil && head.kind == kExecute {
+			// An extended-protocol COPY FROM STDIN: the Syncs sent behind
+			// the Execute before the client's CopyDone reach the server
+			// during the COPY, which ignores them; only one after the
+			// CopyDone is answered.
+			q := s.queue[:1]
+			for _, e := range s.queue[1:] {
+				if e.kind != kSync || (ahead && e.seq > s.copyEndSeq) {
+					q = append(q, e)
+				}
+			}
+			clear(s.queue[len(q):])
+			s.queue = q
+		}
 	case 'S':
 		name, value, ok := paramStatus(body)
 		if ok {
@@ -675,11 +700,14 @@ func (s *session) neverCreated(from int, name string, created, before *stmt) {
 
 // keepPending makes the pending settings the client's, and the server's.
 func (s *session) keepPending() {
-	s.vars.apply(s.pending)
+	restored := s.vars.apply(s.pending, s.start)
 	s.varsKey = s.vars.key()
 	s.sst.varsKey = s.varsKey
-	if s.unsureVars {
-		s.sst.varsKey = unknownVars // see unsure
+	if s.unsureVars || restored {
+		// see unsure; or a RESET took the server to its own defaults
+		// where the client's startup settings should be: it is set
+		// again before the client's next transaction
+		s.sst.varsKey = unknownVars
 	}
 }
 

@@ -1,10 +1,12 @@
 package proxy_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 	"github.com/qpkit/qpkit/pkg/proxy"
@@ -157,6 +159,48 @@ func TestPgTempSchemaPins(t *testing.T) {
 			}
 			if pinned != 1 {
 				t.Errorf("%d clients pinned, want 1", pinned)
+			}
+		})
+	}
+}
+
+// RESET and DISCARD ALL return a setting the client gave at startup to
+// that value, as on PostgreSQL, from the client's next transaction on
+// (the proxy applies startup settings with set_config, so the server's own
+// RESET goes to the server connection's defaults; they are set again).
+// Another client on the same server keeps its own.
+func TestResetKeepsStartupSettings(t *testing.T) {
+	for _, loop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("loop=%v", loop), func(t *testing.T) {
+			r := startProxy(t, pgtest.Shared(t), cfg{mode: proxy.Transaction, size: 1, loop: loop})
+			ctx := context.Background()
+			a := connect(t, r.url("postgres")+"&application_name=startapp&datestyle=SQL,%20DMY")
+			show := func(c *pgx.Conn) string {
+				t.Helper()
+				var app, ds string
+				if err := c.QueryRow(ctx, "select current_setting('application_name'), current_setting('datestyle')", pgx.QueryExecModeSimpleProtocol).Scan(&app, &ds); err != nil {
+					t.Fatal(err)
+				}
+				return app + "|" + ds
+			}
+			for _, steps := range [][]string{
+				{"set application_name = 'other'", "set datestyle = 'ISO, MDY'", "reset all"},
+				{"set application_name = 'other'", "reset application_name", "set datestyle = 'ISO, MDY'", "reset datestyle"},
+				{"set application_name = 'other'", "discard all"},
+				{"begin", "set application_name = 'other'", "reset all", "commit"},
+			} {
+				for _, st := range steps {
+					if _, err := a.Exec(ctx, st, pgx.QueryExecModeSimpleProtocol); err != nil {
+						t.Fatalf("%s: %v", st, err)
+					}
+				}
+				if got := show(a); got != "startapp|SQL, DMY" {
+					t.Errorf("after %q: %s, want the startup values startapp|SQL, DMY", steps, got)
+				}
+			}
+			b := connect(t, r.url("postgres"))
+			if got := show(b); got != "|ISO, MDY" {
+				t.Errorf("another client on the same server: %s, want |ISO, MDY", got)
 			}
 		})
 	}

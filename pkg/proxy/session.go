@@ -116,6 +116,7 @@ type session struct {
 	ev          QueryEvent        // what event returns a pointer to: no allocation per statement
 	varsKey     string            // vars.key(), kept current with vars
 	startKey    string            // vars.key() of the startup settings alone
+	start       vars              // the startup settings (RESET returns to them); nil if none
 	view        map[string]string // parameter values as the client knows them
 	viewKey     string            // the pool.Conn.ParamsKey view agrees with; "": unknown
 	viewShared  bool              // view is a server's Params map, read-only (setView copies it)
@@ -133,6 +134,10 @@ type session struct {
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
 	clientCopying bool
+	// copyEndAhead: the client sent CopyDone or CopyFail before the
+	// server's CopyInResponse came, after the entry numbered copyEndSeq.
+	copyEndAhead bool
+	copyEndSeq   uint64
 
 	lp loopState
 
@@ -193,6 +198,9 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 	}
 	s.varsKey = s.vars.key()
 	s.startKey = s.varsKey
+	if len(s.vars) > 0 {
+		s.start = maps.Clone(s.vars)
+	}
 	return s
 }
 

@@ -517,20 +517,45 @@ func (s *session) noteReported(name, value string) {
 	if !s.rename || !reportedSettings[key] {
 		return
 	}
+	if _, ok := s.start[key]; ok && s.resetsLast(key) {
+		// The report of a RESET (PostgreSQL sends it before
+		// ReadyForQuery, after the statement's CommandComplete): the
+		// server's default, where the client's startup value stands.
+		return
+	}
 	s.pending = append(s.pending, varOp{key: key,
 		stmt: "SELECT pg_catalog.set_config(" + quoteLiteral(key) + ", " + quoteLiteral(value) + ", false)"})
+}
+
+// resetsLast tells whether the last pending op that touches the setting
+// key resets it.
+func (s *session) resetsLast(key string) bool {
+	for i := len(s.pending) - 1; i >= 0; i-- {
+		op := s.pending[i]
+		switch {
+		case op.tx != txNone:
+		case op.reset && (op.key == "" || op.key == key):
+			return true
+		case op.key == key:
+			return false
+		}
+	}
+	return false
 }
 
 // vars is a client's settings: name to the statement that set it.
 type vars map[string]string
 
-func (v vars) apply(ops []varOp) {
+// apply makes the changes of ops (a transaction's, kept); restored says
+// that a RESET or DISCARD ALL brought back startup settings (restoreStart).
+func (v vars) apply(ops []varOp, start vars) (restored bool) {
 	for _, op := range ops {
 		switch {
 		case op.tx != txNone:
 			// a savepoint's mark
 		case op.discard:
 			clear(v)
+			restored = restoreStart(v, start, "") || restored
 		case op.reset && op.key == "":
 			// RESET ALL leaves the role and the session authorization
 			// (GUC_NO_RESET_ALL in PostgreSQL)
@@ -539,6 +564,7 @@ func (v vars) apply(ops []varOp) {
 					delete(v, k)
 				}
 			}
+			restored = restoreStart(v, start, "") || restored
 		case op.key == "session_authorization":
 			// setting it, or resetting it, resets the role too
 			delete(v, "role")
@@ -549,10 +575,30 @@ func (v vars) apply(ops []varOp) {
 			}
 		case op.reset:
 			delete(v, op.key)
+			restored = restoreStart(v, start, op.key) || restored
 		default:
 			v[op.key] = op.stmt
 		}
 	}
+	return restored
+}
+
+// restoreStart gives v back the startup settings (all, or the one named
+// key), which are what RESET returns to on PostgreSQL. The proxy applied
+// them with set_config, so the server's RESET went to its own defaults
+// instead: true when that happened and the server must be set again.
+func restoreStart(v, start vars, key string) bool {
+	if key != "" {
+		stmt, ok := start[key]
+		if ok {
+			v[key] = stmt
+		}
+		return ok
+	}
+	for k, stmt := range start {
+		v[k] = stmt
+	}
+	return len(start) > 0
 }
 
 // resetAll is what puts a server's settings back to its login's before a

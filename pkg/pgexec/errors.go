@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -74,13 +75,17 @@ func (e *QueryError) Error() string {
 
 func (e *QueryError) Unwrap() error { return e.err }
 
-// fromPgError keeps the fields an agent needs from a server error.
+// fromPgError keeps the fields an agent needs from a server error, each
+// cut to maxErrorText bytes: PostgreSQL quotes the offending value in a
+// message, and a value built from a whole table ("invalid input syntax
+// for type integer: ..." of a string_agg) would otherwise carry rows past
+// MaxRows and MaxBytes.
 func fromPgError(pe *pgconn.PgError, stage Stage) *QueryError {
 	return &QueryError{
 		SQLState: pe.Code,
-		Message:  pe.Message,
-		Detail:   pe.Detail,
-		Hint:     pe.Hint,
+		Message:  cutText(pe.Message),
+		Detail:   cutText(pe.Detail),
+		Hint:     cutText(pe.Hint),
 		Position: pe.Position,
 		Stage:    stage,
 		err:      pe,
@@ -95,4 +100,22 @@ func canceledError(cause error) *QueryError {
 		msg = "canceled by the client (context deadline exceeded)"
 	}
 	return &QueryError{SQLState: codeQueryCanceled, Message: msg, Stage: StageQuery, Canceled: true, err: cause}
+}
+
+// maxErrorText bounds each text field of a server error an agent is
+// given.
+const maxErrorText = 2048
+
+// cutText cuts s to at most maxErrorText bytes on a UTF-8 boundary,
+// marking the cut.
+func cutText(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	const mark = "... (cut)"
+	n := maxErrorText - len(mark)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
 }

@@ -23,6 +23,15 @@ var sessionParams = map[string]string{
 	"IntervalStyle":      "postgres",
 	"bytea_output":       "hex",
 	"extra_float_digits": "1",
+	// The validator reads string literals as PostgreSQL does with these
+	// (safesql): with standard_conforming_strings off a backslash escapes
+	// a quote, and in a client-only encoding such as SJIS a backslash can
+	// be the second byte of a character. Either would let the server see
+	// a call where the validator saw a literal, whatever a database or
+	// role sets as its default.
+	"standard_conforming_strings": "on",
+	"backslash_quote":             "off",
+	"client_encoding":             "UTF8",
 }
 
 // ConfigurePool applies the executor's session settings to a pool config:

@@ -164,3 +164,16 @@ func wordSet(words string) map[string]bool {
 	}
 	return set
 }
+
+// builtinOperators are the operator names pg_catalog has in PostgreSQL
+// 15 (select distinct oprname from pg_operator where oprnamespace =
+// 'pg_catalog'::regnamespace), and the names the parser gives BETWEEN.
+// An unqualified name outside it resolves to a user-defined operator on
+// the search_path (TestOperatorsOfPostgreSQL checks the list).
+var builtinOperators = func() map[string]bool {
+	m := map[string]bool{"BETWEEN": true, "NOT BETWEEN": true, "BETWEEN SYMMETRIC": true, "NOT BETWEEN SYMMETRIC": true}
+	for _, op := range strings.Fields(`!! !~ !~* !~~ !~~* # ## #- #> #>> % & && &< &<| &> * *< *<= *<> *= *> *>= + - -> ->> -|- / < <-> << <<= <<| <= <> <@ <^ = > >= >> >>= >^ ? ?# ?& ?- ?-| ?| ?|| @ @-@ @> @? @@ @@@ ^ ^@ | |&> |/ |>> || ||/ ~ ~* ~<=~ ~<~ ~= ~>=~ ~>~ ~~ ~~*`) {
+		m[op] = true
+	}
+	return m
+}()

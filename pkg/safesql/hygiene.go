@@ -137,8 +137,10 @@ func isOpByte(c byte) bool {
 	return strings.IndexByte("+-*/<>=~!@#%^&|`?:", c) >= 0
 }
 
+// skipLineComment skips a -- comment: PostgreSQL's lexer ends it at a
+// newline or a carriage return, so what follows either is SQL to count.
 func skipLineComment(s string, i int) int {
-	if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
+	if j := strings.IndexAny(s[i:], "\n\r"); j >= 0 {
 		return i + j + 1
 	}
 	return len(s)

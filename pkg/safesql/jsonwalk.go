@@ -53,6 +53,8 @@ var checkInputs = map[string][]string{
 	"DefElem":          {"defname"},
 	"ExplainStmt":      {"options"},
 	"RangeTableSample": {"method"},
+	"SubLink":          {"oper_name"},
+	"SortBy":           {"use_op"},
 }
 
 var jmsgs = func() map[protoreflect.MessageDescriptor]*jmsg {
@@ -461,7 +463,8 @@ func (w *jwalker) field(f *jfield, ctx string, pos int) *Refusal {
 func (w *jwalker) input(typ string, f *jfield) bool {
 	switch {
 	case f.name == "funcname" && typ == "FuncCall", f.name == "name" && typ == "A_Expr",
-		f.name == "names" && typ == "TypeName", f.name == "method" && typ == "RangeTableSample":
+		f.name == "names" && typ == "TypeName", f.name == "method" && typ == "RangeTableSample",
+		f.name == "oper_name" && typ == "SubLink", f.name == "use_op" && typ == "SortBy":
 		return w.readNames()
 	case f.name == "pct_type" && typ == "TypeName":
 		b, ok := w.bool()
@@ -483,12 +486,8 @@ func (w *jwalker) check(typ, ctx string, pos int) *Refusal {
 	switch typ {
 	case "FuncCall":
 		return w.v.checkFuncName(n, pos)
-	case "A_Expr":
-		if len(n) > 1 && n[0] != "pg_catalog" {
-			q := strings.Join(n, ".")
-			return refuse(pos, "OPERATOR("+q+")",
-				"operator "+q+" is not allowed (only built-in operators, unqualified or in pg_catalog)")
-		}
+	case "A_Expr", "SubLink", "SortBy":
+		return checkOperator(n, pos)
 	case "TypeName":
 		if len(n) > 1 && n[0] != "pg_catalog" {
 			q := strings.Join(n, ".")

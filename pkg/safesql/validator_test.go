@@ -210,6 +210,11 @@ func TestHygieneLexer(t *testing.T) {
 	if r := refusal(t, v, "SELECT 1 + "+deep+"1"); r.Construct != "nesting depth" {
 		t.Errorf("got %v", r)
 	}
+	// A -- comment ends at a carriage return too, as in PostgreSQL's
+	// lexer: what follows it counts.
+	if r := refusal(t, v, "SELECT 1 --\r+ "+deep+"1"); r.Construct != "nesting depth" {
+		t.Errorf("after --\\r: got %v", r)
+	}
 }
 
 func TestOptions(t *testing.T) {

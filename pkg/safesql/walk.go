@@ -28,6 +28,7 @@ type nodeInfo struct {
 // checkedNodes are the message types with rules in (*walker).check.
 var checkedNodes = map[string]bool{
 	"FuncCall": true, "A_Expr": true, "TypeName": true, "DefElem": true, "ExplainStmt": true, "RangeTableSample": true,
+	"SubLink": true, "SortBy": true,
 }
 
 // nodeInfoByIndex is nodeInfos by the message's index in pg_query's proto
@@ -172,13 +173,11 @@ func (w *walker) check(m protoreflect.Message, ctx string, pos int) *Refusal {
 	case *pg_query.FuncCall:
 		return w.v.checkFunc(n.Funcname, pos)
 	case *pg_query.A_Expr:
-		if len(n.Name) > 1 {
-			schema := n.Name[0].GetString_().GetSval()
-			if schema != "pg_catalog" {
-				return refuse(pos, "OPERATOR("+qualified(n.Name)+")",
-					"operator "+qualified(n.Name)+" is not allowed (only built-in operators, unqualified or in pg_catalog)")
-			}
-		}
+		return checkOperator(names(n.Name), pos)
+	case *pg_query.SubLink: // x op ANY (SELECT ...)
+		return checkOperator(names(n.OperName), pos)
+	case *pg_query.SortBy: // ORDER BY x USING op
+		return checkOperator(names(n.UseOp), pos)
 	case *pg_query.TypeName:
 		if len(n.Names) > 1 && n.Names[0].GetString_().GetSval() != "pg_catalog" {
 			return refuse(pos, qualified(n.Names), "type "+qualified(n.Names)+
@@ -282,6 +281,34 @@ func isFalseWord(s string) bool {
 
 // qualified joins a name list with dots: ["pg_catalog", "pg_sleep"]
 // becomes "pg_catalog.pg_sleep".
+// names is a name list's strings.
+func names(list []*pg_query.Node) []string {
+	out := make([]string, len(list))
+	for i, n := range list {
+		out[i] = n.GetString_().GetSval()
+	}
+	return out
+}
+
+// checkOperator allows an operator that is PostgreSQL's own: by a name
+// pg_catalog has (builtinOperators), unqualified or in pg_catalog. Any
+// other name can only be a user-defined operator, which runs its
+// function.
+func checkOperator(name []string, pos int) *Refusal {
+	if len(name) == 0 {
+		return nil
+	}
+	q := strings.Join(name, ".")
+	if len(name) > 1 && name[0] != "pg_catalog" {
+		return refuse(pos, "OPERATOR("+q+")",
+			"operator "+q+" is not allowed (only built-in operators, unqualified or in pg_catalog)")
+	}
+	if op := name[len(name)-1]; !builtinOperators[op] {
+		return refuse(pos, op, "operator "+op+" is not allowed (not one of PostgreSQL's built-in operators: a user-defined operator runs its function)")
+	}
+	return nil
+}
+
 func qualified(names []*pg_query.Node) string {
 	if len(names) == 1 {
 		return names[0].GetString_().GetSval()

@@ -1,0 +1,250 @@
+// Attacks on the read-only promise (safesql + pgexec) against a real
+// PostgreSQL: each test below failed before its fix of 2026-12-05 (a
+// statement the validator accepted ran a refused function, or escaped a
+// limit).
+
+package pgexec
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/qpkit/qpkit/pkg/pgtest"
+	"github.com/qpkit/qpkit/pkg/safesql"
+)
+
+func newValidator(t *testing.T, opts safesql.Options) *safesql.Validator {
+	t.Helper()
+	v, err := safesql.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The hygiene lexer (safesql/hygiene.go skipLineComment) ends a
+// "--" comment only at '\n'; PostgreSQL's lexer (and libpg_query's, the same
+// scan.l: non_newline = [^\n\r]) also ends it at '\r'. Everything after
+// "--\r" is therefore invisible to the operator/keyword chain limit and the
+// bracket-depth limit, although the parser reads it as SQL. With default
+// options this lets through a 3000-level UNION chain that the documented
+// rule ("more than 2048 operators and chaining keywords") refuses.
+func TestCarriageReturnEndsLineComment(t *testing.T) {
+	v := newValidator(t, safesql.Options{CacheSize: -1})
+	body := strings.Repeat(" UNION SELECT 1", 3000)
+	if err := v.Validate("SELECT 1 --\n" + body); err == nil {
+		t.Fatal("control: the \\n variant should be refused by the chain limit")
+	}
+	if err := v.Validate("SELECT 1 --\r" + body); err == nil {
+		t.Errorf("a 3000-term UNION chain after \"--\\r\" was accepted; the same text after \"--\\n\" is refused " +
+			"(hygiene.go skipLineComment ends line comments only at \\n, PostgreSQL also at \\r)")
+	}
+}
+
+// TestCarriageReturnCommentChild is the child process of
+// TestCarriageReturnCommentDoesNotCrash; it does nothing unless SAFETY_SQL_FILE
+// is set.
+func TestCarriageReturnCommentChild(t *testing.T) {
+	f := os.Getenv("SAFETY_SQL_FILE")
+	if f == "" {
+		t.Skip("child of TestCarriageReturnCommentDoesNotCrash")
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newValidator(t, safesql.Options{MaxLength: 1 << 20, CacheSize: -1})
+	err = v.Validate(string(b))
+	var r *safesql.Refusal
+	if !errors.As(err, &r) {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	os.Stdout.WriteString("REFUSED: " + r.Error() + "\n")
+}
+
+// The same "--\r" blind spot defeats the very protection the
+// limits exist for (docs/safesql.md: libpg_query recurses on the C stack
+// and an 8 MiB stack overflow kills the process). With MaxLength raised to
+// 1 MiB (allowed up to 16 MiB by safesql.Options and by
+// `mcpg check --max-length`), "SELECT 1 --\r+1+1+..." (100,000 terms,
+// 200 KB) kills the whole process with SIGSEGV inside pg_query's cgo call,
+// before any refusal. The same text with "--\n" is refused by the hygiene.
+func TestCarriageReturnCommentDoesNotCrash(t *testing.T) {
+	body := strings.Repeat("+1", 100000)
+	v := newValidator(t, safesql.Options{MaxLength: 1 << 20, CacheSize: -1})
+	if err := v.Validate("SELECT 1 --\n" + body); err == nil {
+		t.Fatal("control: the \\n variant should be refused")
+	}
+	f := t.TempDir() + "/q.sql"
+	if err := os.WriteFile(f, []byte("SELECT 1 --\r"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCarriageReturnCommentChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SAFETY_SQL_FILE="+f)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "REFUSED:") {
+		s := string(out)
+		if len(s) > 600 {
+			s = s[:600]
+		}
+		t.Errorf("validating \"SELECT 1 --\\r\" + 100000 × \"+1\" (MaxLength 1 MiB) did not return a refusal; "+
+			"the process died: %v\n%s", err, s)
+	}
+}
+
+// The row and byte caps (MaxRows 100, MaxBytes 32 KiB) apply only
+// to the result document. A server error message carries data of any size
+// up to about MaxValueBytes+64 KiB (the pre-RowDescription message limit),
+// and Run returns it whole in QueryError.Message (mcpserver's errorText
+// passes it to the agent unchanged). One statement returns 100,000 rows'
+// worth of data (~590 KB) through the error channel.
+func TestErrorMessageCut(t *testing.T) {
+	pool := newPool(t, 1, true)
+	v := newValidator(t, safesql.Options{})
+	e, err := New(pool, v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sql := `SELECT (SELECT string_agg(g::text, ',') FROM generate_series(1, 100000) g)::int`
+	_, err = e.Run(testCtx(t), sql, nil, nil)
+	var qe *QueryError
+	if !errors.As(err, &qe) {
+		t.Fatalf("want a QueryError, got %v", err)
+	}
+	if n := len(qe.Error()); n > DefaultMaxBytes {
+		t.Errorf("error text is %d bytes (MaxBytes %d, MaxRows %d); it holds the values of all 100000 rows, "+
+			"e.g. %q...", n, DefaultMaxBytes, DefaultMaxRows, qe.Message[:80])
+	}
+}
+
+// Finding 2b (same root: the allowlist is by name, but PostgreSQL resolves
+// operators through search_path). A_Expr is checked only for
+// OPERATOR(schema.op); an unqualified operator that exists only as a user
+// operator in public is accepted and runs its (user-defined, volatile)
+// function. docs/safesql.md's residual risks mention overloading of
+// built-in operator names with other argument types; this operator name is
+// not built-in at all.
+func TestUserOperatorRefused(t *testing.T) {
+	a := admin(t)
+	mustExec(t, a, `CREATE OR REPLACE FUNCTION public.safety_op_fn(int, int) RETURNS int
+		LANGUAGE plpgsql VOLATILE AS $$
+		BEGIN
+			PERFORM pg_advisory_lock(434343);
+			RETURN 4343;
+		END $$;
+		DROP OPERATOR IF EXISTS public.##> (int, int);
+		CREATE OPERATOR public.##> (LEFTARG = int, RIGHTARG = int, FUNCTION = public.safety_op_fn)`)
+	t.Cleanup(func() {
+		mustExec(t, admin(t), "DROP OPERATOR IF EXISTS public.##> (int, int); DROP FUNCTION IF EXISTS public.safety_op_fn(int, int)")
+	})
+	pool := newPool(t, 1, true)
+	v := newValidator(t, safesql.Options{})
+	if err := v.Validate("SELECT public.safety_op_fn(1, 2)"); err == nil {
+		t.Fatal("control: the function by name should be refused")
+	}
+	e, err := New(pool, v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(testCtx(t), "SELECT 1 ##> 2", nil, nil)
+	if err == nil && strings.Contains(string(res.JSON), "4343") {
+		t.Errorf("SELECT 1 ##> 2 ran the user-defined function behind public.##>: %s", res.JSON)
+	}
+	if n := queryInt(t, a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 434343 AND granted"); n != 0 {
+		t.Errorf("after Run returned, a pooled connection still holds session advisory lock 434343")
+	}
+}
+
+// docs/safesql.md: the validator parses with
+// standard_conforming_strings on, and "the executor must keep the default
+// (on)". It does not: sessionParams (pool.go) sets no
+// standard_conforming_strings, so a database, role or server configured
+// with it off decides. Then a backslash before a quote means different
+// things to the validator and to the server, and a refused function can be
+// hidden inside what the validator reads as a string literal. Here
+// pg_advisory_lock (refused by name) runs, and its session lock outlives
+// the call on the pooled connection.
+func TestStandardConformingStringsPinned(t *testing.T) {
+	a := admin(t)
+	mustExec(t, a, "DROP DATABASE IF EXISTS safety_scs_off")
+	mustExec(t, a, "CREATE DATABASE safety_scs_off")
+	mustExec(t, a, "ALTER DATABASE safety_scs_off SET standard_conforming_strings = off")
+	t.Cleanup(func() { mustExec(t, admin(t), "DROP DATABASE IF EXISTS safety_scs_off WITH (FORCE)") })
+
+	pool, err := NewPool(testCtx(t), pgtest.Shared(t).DBURL("safety_scs_off"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	v := newValidator(t, safesql.Options{})
+	if err := v.Validate("SELECT pg_advisory_lock(515151)"); err == nil {
+		t.Fatal("control: pg_advisory_lock should be refused")
+	}
+	// Validator (backslash is an ordinary character):
+	//   SELECT 'x\' , ' , pg_advisory_lock(515151) , ' AS a   -- comment
+	// Server with standard_conforming_strings off (\' is an escaped quote):
+	//   SELECT 'x\' , ' , pg_advisory_lock(515151) , ' AS a -- ' AS b
+	sql := "SELECT 'x\\' , ' , pg_advisory_lock(515151) , ' AS a -- ' AS b\n"
+	if err := v.Validate(sql); err != nil {
+		t.Fatalf("the validator should accept the text as two string literals: %v", err)
+	}
+	e, err := New(pool, v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(testCtx(t), sql, nil, nil)
+	t.Logf("result: %s err: %v", res.JSON, err)
+	var pids []int32
+	rows, err := a.Query(testCtx(t), "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 515151 AND granted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p int32
+		_ = rows.Scan(&p)
+		pids = append(pids, p)
+	}
+	if len(pids) > 0 {
+		t.Errorf("the validated text ran pg_advisory_lock(515151) on the server; backend %v still holds it after Run "+
+			"(result %s)", pids, res.JSON)
+	}
+}
+
+// Same root cause: client_encoding is not pinned either (pgx
+// does not send it; sessionParams has none), so a database or role default
+// such as SJIS decides how the server decodes the validated UTF-8 bytes.
+// In "E'ぁ\' ...", UTF-8 ぁ is E3 81 81; read as SJIS, E3 81 is one
+// character and 81 5C (the backslash) another, so the backslash no longer
+// escapes the quote for the server while it does for the validator.
+func TestClientEncodingPinned(t *testing.T) {
+	a := admin(t)
+	mustExec(t, a, "DROP DATABASE IF EXISTS safety_sjis")
+	mustExec(t, a, "CREATE DATABASE safety_sjis")
+	mustExec(t, a, "ALTER DATABASE safety_sjis SET client_encoding = 'SJIS'")
+	t.Cleanup(func() { mustExec(t, admin(t), "DROP DATABASE IF EXISTS safety_sjis WITH (FORCE)") })
+
+	pool, err := NewPool(testCtx(t), pgtest.Shared(t).DBURL("safety_sjis"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	v := newValidator(t, safesql.Options{})
+	// Validator: one E'' literal, then a comment.
+	// Server (SJIS): E'..' , pg_advisory_lock(616161) , ' AS a -- '
+	sql := "SELECT E'ぁ\\' , pg_advisory_lock(616161) , ' AS a -- '\n"
+	if err := v.Validate(sql); err != nil {
+		t.Fatalf("the validator should accept the text as one string literal: %v", err)
+	}
+	e, err := New(pool, v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(testCtx(t), sql, nil, nil)
+	t.Logf("result: %s err: %v", res.JSON, err)
+	if n := queryInt(t, a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 616161 AND granted"); n != 0 {
+		t.Errorf("the validated text ran pg_advisory_lock(616161) on the server, and the lock outlives Run (result %s)", res.JSON)
+	}
+}

@@ -41,6 +41,10 @@ import (
 // does not exist; the API answers 404.
 var ErrUnknownPool = errors.New("unknown pool")
 
+// ErrUnavailable is what a callback wraps when the proxy cannot do it now
+// (a pause while shutting down); the API answers 503.
+var ErrUnavailable = errors.New("unavailable")
+
 // Options configure a Server. Every field is optional.
 type Options struct {
 	// Digests holds the per-shape statistics. Nil: a new store of

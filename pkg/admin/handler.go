@@ -196,6 +196,9 @@ func (s *Server) callbackError(w http.ResponseWriter, name string, err error) {
 	if errors.Is(err, ErrUnknownPool) {
 		code = http.StatusNotFound
 	}
+	if errors.Is(err, ErrUnavailable) {
+		code = http.StatusServiceUnavailable
+	}
 	s.fail(w, code, name+": "+err.Error())
 }
 

@@ -180,6 +180,14 @@ func (s *session) lists() [][]any {
 	for _, d := range src.Databases() {
 		dbs[d.Name] = true
 	}
+	if src.Users != nil {
+		// as SHOW USERS lists them (the users of every pool among them),
+		// not the console's own pool
+		clear(users)
+		for _, u := range src.Users() {
+			users[u.Name] = true
+		}
+	}
 	servers := src.Servers()
 	used := 0
 	for _, sv := range servers {
@@ -227,11 +235,20 @@ func totalsRows(stats []Stats, averages bool) [][]any {
 }
 
 // grandTotals is SHOW TOTALS: the sums over every database, then the
-// averages' sums (rates) and means (times).
+// averages' sums (rates) and times, each the mean over every database's
+// transactions or queries of the period, as PgBouncer's: an idle database
+// does not dilute it.
 func grandTotals(stats []Stats) [][]any {
 	var t Stats
-	var n int64
+	var xactTime, queryTime float64 // time x count, summed
+	xactKnown := true
 	for _, st := range stats {
+		a := st.Averages
+		if a.TransactionTime < 0 {
+			xactKnown = false
+		}
+		xactTime += float64(a.TransactionTime) * float64(a.Transactions)
+		queryTime += float64(a.QueryTime) * float64(a.Queries)
 		t.Transactions += st.Transactions
 		t.Queries += st.Queries
 		t.Received = addKnown(t.Received, st.Received)
@@ -239,21 +256,20 @@ func grandTotals(stats []Stats) [][]any {
 		t.TransactionTime = addKnownD(t.TransactionTime, st.TransactionTime)
 		t.QueryTime += st.QueryTime
 		t.WaitTime += st.WaitTime
-		a := st.Averages
 		t.Averages.Transactions += a.Transactions
 		t.Averages.Queries += a.Queries
 		t.Averages.Received = addKnown(t.Averages.Received, a.Received)
 		t.Averages.Sent = addKnown(t.Averages.Sent, a.Sent)
-		t.Averages.TransactionTime = addKnownD(t.Averages.TransactionTime, a.TransactionTime)
-		t.Averages.QueryTime += a.QueryTime
 		t.Averages.WaitTime += a.WaitTime
-		n++
 	}
-	if n > 0 {
-		if t.Averages.TransactionTime >= 0 {
-			t.Averages.TransactionTime /= time.Duration(n)
-		}
-		t.Averages.QueryTime /= time.Duration(n)
+	switch {
+	case !xactKnown:
+		t.Averages.TransactionTime = -1
+	case t.Averages.Transactions > 0:
+		t.Averages.TransactionTime = time.Duration(xactTime / float64(t.Averages.Transactions))
+	}
+	if t.Averages.Queries > 0 {
+		t.Averages.QueryTime = time.Duration(queryTime / float64(t.Averages.Queries))
 	}
 	a := t.Averages
 	return [][]any{{"total_xact_count", count(t.Transactions)}, {"total_query_count", count(t.Queries)},

@@ -238,6 +238,11 @@ type Proxy struct {
 // is not one of Pools.
 var ErrUnknownPool = errors.New("unknown pool")
 
+// ErrDraining is Pause's and PausePool's answer once Shutdown has begun:
+// the drain resumes every pool so that in-flight transactions can end,
+// and a pause then would hold them until the drain's deadline.
+var ErrDraining = errors.New("shutting down: pools are not paused while draining")
+
 // New returns a proxy; Serve runs it on a listener.
 func New(opts Options) (*Proxy, error) {
 	if opts.Pools == nil {
@@ -615,11 +620,15 @@ func (p *Proxy) changedLocked() {
 // Pause stops handing out server connections in every pool, including
 // pools created while paused: transactions under way finish, new ones
 // wait until Resume (or ResumePool for their pool).
-func (p *Proxy) Pause() {
+func (p *Proxy) Pause() error {
 	p.pauseMu.Lock()
 	defer p.pauseMu.Unlock()
+	if p.draining.Load() {
+		return ErrDraining
+	}
 	p.pauseAll, p.resumedBy = true, nil
 	p.changedLocked()
+	return nil
 }
 
 // Resume lets every pool go on, those paused by name too.
@@ -647,6 +656,9 @@ func (p *Proxy) PausePool(name string) error {
 	}
 	p.pauseMu.Lock()
 	defer p.pauseMu.Unlock()
+	if p.draining.Load() {
+		return ErrDraining
+	}
 	if p.pausedBy == nil {
 		p.pausedBy = make(map[string]bool)
 	}

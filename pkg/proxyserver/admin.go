@@ -72,7 +72,7 @@ func pause(p *proxy.Proxy, name string, pause bool) error {
 	var err error
 	switch {
 	case name == "" && pause:
-		p.Pause()
+		err = p.Pause()
 	case name == "":
 		p.Resume()
 	case pause:
@@ -83,12 +83,44 @@ func pause(p *proxy.Proxy, name string, pause bool) error {
 	if errors.Is(err, proxy.ErrUnknownPool) {
 		return fmt.Errorf("%w: %s", admin.ErrUnknownPool, name)
 	}
+	if errors.Is(err, proxy.ErrDraining) {
+		return fmt.Errorf("%w: %v", admin.ErrUnavailable, err)
+	}
 	return err
+}
+
+// poolWaits is how many clients of a pool wait and the longest wait.
+type poolWaits struct {
+	n       int
+	longest time.Duration
+}
+
+// waitingClients counts, per pool name, the clients waiting for a server
+// or for a paused pool to resume: those held by a pause never reach the
+// pool's own queue, which is all the pool's Waiting and MaxWait see.
+func waitingClients(p *proxy.Proxy) map[string]poolWaits {
+	out := map[string]poolWaits{}
+	now := time.Now()
+	for _, c := range p.Clients() {
+		if c.State != "waiting" {
+			continue
+		}
+		k := c.Database + "/" + c.User
+		w := out[k]
+		w.n++
+		if !c.WaitingSince.IsZero() {
+			w.longest = max(w.longest, now.Sub(c.WaitingSince))
+		}
+		out[k] = w
+	}
+	return out
 }
 
 func poolStats(p *proxy.Proxy) []admin.PoolStat {
 	var out []admin.PoolStat
+	waits := waitingClients(p)
 	for _, s := range p.Pools() {
+		s.Waiting = max(s.Waiting, waits[s.Database+"/"+s.User].n)
 		out = append(out, admin.PoolStat{Name: s.Database + "/" + s.User, Database: s.Database, User: s.User, Mode: s.Mode,
 			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: s.Paused,
 			Reserve: s.Reserve, DBConnections: s.DBConnections, MaxDBConnections: s.MaxDBConnections,
@@ -101,7 +133,9 @@ func poolStats(p *proxy.Proxy) []admin.PoolStat {
 func clientStats(p *proxy.Proxy) []admin.ClientStat {
 	var out []admin.ClientStat
 	for _, c := range p.Clients() {
-		out = append(out, admin.ClientStat{ID: c.Addr, Pool: c.Database + "/" + c.User, User: c.User, Database: c.Database,
+		// The cancel key's PID: unique among connected clients, what the
+		// console's SHOW CLIENTS calls ptr and KILL_CLIENT takes.
+		out = append(out, admin.ClientStat{ID: fmt.Sprintf("0x%08x", c.KeyPID), Pool: c.Database + "/" + c.User, User: c.User, Database: c.Database,
 			Application: c.Application, Addr: c.Addr, State: c.State, TLS: c.TLS, Pinned: c.Pinned, ConnectedAt: c.ConnectedSince})
 	}
 	return out

@@ -87,19 +87,15 @@ func (s *Server) serveConsole(ctx context.Context, cl *pgwire.Client) {
 }
 
 // consolePools counts as waiting the clients waiting for a server or for
-// a paused pool to resume.
+// a paused pool to resume (waitingClients).
 func (s *Server) consolePools() []console.Pool {
-	waiting := map[string]int{}
-	for _, c := range s.proxy.Clients() {
-		if c.State == "waiting" {
-			waiting[c.Database+"/"+c.User]++
-		}
-	}
+	waits := waitingClients(s.proxy)
 	var out []console.Pool
 	for _, p := range s.proxy.Pools() {
-		w := max(p.Waiting, waiting[p.Database+"/"+p.User])
-		out = append(out, console.Pool{Database: p.Database, User: p.User, ClientsActive: max(0, p.Clients-w),
-			ClientsWaiting: w, ServersActive: p.Active, ServersIdle: p.Idle, MaxWait: p.MaxWait, Mode: p.Mode})
+		w := waits[p.Database+"/"+p.User]
+		n := max(p.Waiting, w.n)
+		out = append(out, console.Pool{Database: p.Database, User: p.User, ClientsActive: max(0, p.Clients-n),
+			ClientsWaiting: n, ServersActive: p.Active, ServersIdle: p.Idle, MaxWait: max(p.MaxWait, w.longest), Mode: p.Mode})
 	}
 	if n := s.admins.count(); n > 0 {
 		// As PgBouncer lists its admin console: a pool of its own.
@@ -309,10 +305,9 @@ func bouncerSettings(c Config) []console.Setting {
 func (s *Server) pauseDatabase(database string, pause bool) error {
 	if database == "" {
 		if pause {
-			s.proxy.Pause()
-		} else {
-			s.proxy.Resume()
+			return s.proxy.Pause()
 		}
+		s.proxy.Resume()
 		return nil
 	}
 	found := false

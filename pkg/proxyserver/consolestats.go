@@ -19,6 +19,9 @@ const statsPeriod = time.Minute
 // the proxy's hooks report them, summed per database when shown.
 type consoleStats struct {
 	pools sync.Map // pool name -> *poolCounters
+	// dbOf names the database of a pool, when the proxy has it: a pool's
+	// name "database/user" is ambiguous once either name has a '/'.
+	dbOf func(pool string) (string, bool)
 
 	mu         sync.Mutex
 	last, prev map[string]totals // per database, at lastAt and prevAt
@@ -27,7 +30,9 @@ type consoleStats struct {
 }
 
 type poolCounters struct {
-	database                      string
+	// database is the pool's, once the proxy has the pool to say (dbOf);
+	// nil before. A client's byte counters are made before its pool.
+	database                      atomic.Pointer[string]
 	xacts, queries                atomic.Int64
 	xactTime, queryTime, waitTime atomic.Int64 // nanoseconds
 	received, sent                atomic.Int64 // bytes from and to the pool's clients
@@ -48,9 +53,23 @@ func (st *consoleStats) counters(pool string) *poolCounters {
 	if c, ok := st.pools.Load(pool); ok {
 		return c.(*poolCounters)
 	}
-	db, _, _ := strings.Cut(pool, "/")
-	c, _ := st.pools.LoadOrStore(pool, &poolCounters{database: db})
+	c, _ := st.pools.LoadOrStore(pool, &poolCounters{})
 	return c.(*poolCounters)
+}
+
+// databaseOf is the database of pool, whose counters are c.
+func (st *consoleStats) databaseOf(pool string, c *poolCounters) string {
+	if db := c.database.Load(); db != nil {
+		return *db
+	}
+	if st.dbOf != nil {
+		if db, ok := st.dbOf(pool); ok {
+			c.database.Store(&db)
+			return db
+		}
+	}
+	db, _, _ := strings.Cut(pool, "/") // a pool gone already: the likely reading
+	return db
 }
 
 func (st *consoleStats) query(pool string, d time.Duration) {
@@ -76,9 +95,10 @@ func (st *consoleStats) transaction(pool string, d time.Duration) {
 // now sums the counters per database.
 func (st *consoleStats) now() map[string]totals {
 	out := map[string]totals{}
-	st.pools.Range(func(_, v any) bool {
+	st.pools.Range(func(k, v any) bool {
 		c := v.(*poolCounters)
-		t := out[c.database]
+		db := st.databaseOf(k.(string), c)
+		t := out[db]
 		t.xacts += c.xacts.Load()
 		t.queries += c.queries.Load()
 		t.received += c.received.Load()
@@ -86,7 +106,7 @@ func (st *consoleStats) now() map[string]totals {
 		t.xactTime += time.Duration(c.xactTime.Load())
 		t.queryTime += time.Duration(c.queryTime.Load())
 		t.waitTime += time.Duration(c.waitTime.Load())
-		out[c.database] = t
+		out[db] = t
 		return true
 	})
 	return out

@@ -236,6 +236,16 @@ func New(opts Options) (*Server, error) {
 		s.closeLoops()
 		return nil, err
 	}
+	if s.stats != nil {
+		s.stats.dbOf = func(pool string) (string, bool) {
+			for _, p := range s.proxy.Pools() {
+				if p.Database+"/"+p.User == pool {
+					return p.Database, true
+				}
+			}
+			return "", false
+		}
+	}
 	return s, nil
 }
 

@@ -22,6 +22,8 @@ type Role struct {
 	// Risky are the RiskyRoles the role is a member of (a superuser is a
 	// member of all of them).
 	Risky []string
+	// ServerVersion is the server's server_version_num.
+	ServerVersion int
 }
 
 // Dangerous reports whether the role is a superuser or in a RiskyRoles role.
@@ -39,14 +41,15 @@ func (r Role) Problem() string {
 }
 
 const roleSQL = `SELECT current_user::text, r.rolsuper,
-  ARRAY(SELECT g FROM unnest($1::text[]) g WHERE pg_has_role(current_user, g, 'MEMBER') ORDER BY g)
+  ARRAY(SELECT g FROM unnest($1::text[]) g WHERE pg_has_role(current_user, g, 'MEMBER') ORDER BY g),
+  pg_catalog.current_setting('server_version_num')::int
 FROM pg_catalog.pg_roles r WHERE r.rolname = current_user`
 
 // CheckRole looks up the role pool connects as. It runs constant SQL on
 // the pool directly, not through the validator.
 func CheckRole(ctx context.Context, pool *pgxpool.Pool) (Role, error) {
 	var r Role
-	err := pool.QueryRow(ctx, roleSQL, RiskyRoles).Scan(&r.Name, &r.Superuser, &r.Risky)
+	err := pool.QueryRow(ctx, roleSQL, RiskyRoles).Scan(&r.Name, &r.Superuser, &r.Risky, &r.ServerVersion)
 	if err != nil {
 		return Role{}, fmt.Errorf("check role: %w", err)
 	}

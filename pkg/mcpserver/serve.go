@@ -104,8 +104,14 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return &SetupError{err}
 	}
 	defer pool.Close()
-	if err := checkRole(ctx, pool, o.StrictRole, cfg.Logger); err != nil {
+	version, err := checkRole(ctx, pool, o.StrictRole, cfg.Logger)
+	if err != nil {
 		return err
+	}
+	if cfg.ServerVersion == 0 {
+		// 0 when the database was unreachable: the validator then
+		// assumes PostgreSQL 15, refusing newer syntax.
+		cfg.ServerVersion = version
 	}
 	cfg.Pool = pool
 	if o.HTTPAddr != "" {
@@ -185,23 +191,24 @@ func openPool(ctx context.Context, url string, size int) (*pgxpool.Pool, error) 
 // checkRole is the start-up role policy: a dangerous role, or a database
 // too far away to check it, is a warning, or with strict a refusal (a
 // SetupError for the role, a plain error for the database).
-func checkRole(ctx context.Context, pool *pgxpool.Pool, strict bool, logger *slog.Logger) error {
+// It returns the server's server_version_num, 0 when unreachable.
+func checkRole(ctx context.Context, pool *pgxpool.Pool, strict bool, logger *slog.Logger) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, roleCheckTimeout)
 	role, err := CheckRole(ctx, pool)
 	cancel()
 	switch {
 	case err != nil && strict:
-		return fmt.Errorf("--strict-role: cannot check the role, database unreachable: %w", err)
+		return 0, fmt.Errorf("--strict-role: cannot check the role, database unreachable: %w", err)
 	case err != nil:
 		logger.Warn("database unreachable at start-up: role check skipped; serving anyway (--strict-role refuses to start)", "err", err)
 	case role.Dangerous():
 		if strict {
-			return &SetupError{fmt.Errorf("--strict-role: %s; connect as a SELECT-only role", role.Problem())}
+			return 0, &SetupError{fmt.Errorf("--strict-role: %s; connect as a SELECT-only role", role.Problem())}
 		}
 		logger.Warn("DANGEROUS DATABASE ROLE: "+role.Problem()+"; connect as a SELECT-only role (--strict-role refuses to start)",
 			"role", role.Name, "superuser", role.Superuser, "risky_roles", role.Risky)
 	}
-	return nil
+	return role.ServerVersion, nil
 }
 
 // serveHTTP serves srv on addr until ctx ends, then stops accepting and

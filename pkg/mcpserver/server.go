@@ -52,6 +52,11 @@ type Config struct {
 	// AllowExplainAnalyze lets EXPLAIN ANALYZE through the validator and
 	// explain_query's analyze argument.
 	AllowExplainAnalyze bool
+	// ServerVersion is the server's server_version_num, for the validator
+	// (safesql.Options.ServerVersion): SQL/JSON syntax and functions newer
+	// than the server are refused. 0: PostgreSQL 15. Serve sets it from
+	// the server at start-up.
+	ServerVersion int
 	// Logger receives one record per tool call; nil discards them. It must
 	// not write to the protocol stream (stdout under stdio).
 	Logger *slog.Logger
@@ -126,6 +131,7 @@ func (c *Config) validator() (*safesql.Validator, error) {
 	return safesql.New(safesql.Options{
 		AllowExplainAnalyze: c.AllowExplainAnalyze,
 		AllowFunctions:      c.AllowFunctions,
+		ServerVersion:       c.ServerVersion,
 	})
 }
 

@@ -248,3 +248,54 @@ func TestClientEncodingPinned(t *testing.T) {
 		t.Errorf("the validated text ran pg_advisory_lock(616161) on the server, and the lock outlives Run (result %s)", res.JSON)
 	}
 }
+
+// libpg_query is PostgreSQL 17's parser, the server here is 15.
+// PG 16/17 SQL/JSON syntax (JSON_VALUE, JSON_QUERY, JSON_EXISTS, JSON_ARRAY,
+// JSON_SCALAR, JSON_SERIALIZE, JSON_ARRAYAGG, JSON(...)) is a JsonFuncExpr /
+// Json*Constructor node to the validator, which is allowed without any
+// function-name check; PostgreSQL 15 has no such syntax and parses the same
+// text as an ordinary call of a function named json_value etc., resolved
+// through search_path, i.e. a user-defined function. So "every
+// user-defined function is refused" did not hold before 2026-12-05, and
+// whatever that function does ran: here it takes a session-level advisory
+// lock, which survives the envelope's ROLLBACK. Now the validator refuses
+// syntax newer than Options.ServerVersion (0: PostgreSQL 15).
+func TestNewerSyntaxRefusedOnOlderServer(t *testing.T) {
+	a := admin(t)
+	if n := queryInt(t, a, "SELECT current_setting('server_version_num')::int"); n >= 170000 {
+		t.Skip("the server has the SQL/JSON syntax itself")
+	}
+	mustExec(t, a, `CREATE OR REPLACE FUNCTION public.json_value(j jsonb, p text) RETURNS text
+		LANGUAGE plpgsql VOLATILE AS $$
+		BEGIN
+			PERFORM pg_advisory_lock(424242);
+			RETURN 'user function ran';
+		END $$`)
+	t.Cleanup(func() { mustExec(t, admin(t), "DROP FUNCTION IF EXISTS public.json_value(jsonb, text)") })
+
+	pool := newPool(t, 1, true)
+	v := newValidator(t, safesql.Options{})
+	// The same function called by its name is refused, as documented.
+	for _, c := range []string{`SELECT public.json_value(jsonb '{"a":1}', '$.a')`, `SELECT "json_value"(jsonb '{"a":1}', '$.a')`} {
+		if err := v.Validate(c); err == nil {
+			t.Fatalf("control: %s should be refused", c)
+		}
+	}
+	e, err := New(pool, v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sql := `SELECT JSON_VALUE(jsonb '{"a":1}', '$.a')`
+	res, err := e.Run(testCtx(t), sql, nil, nil)
+	if err == nil && strings.Contains(string(res.JSON), "user function ran") {
+		t.Errorf("%s was accepted and ran the user-defined function public.json_value: %s", sql, res.JSON)
+	}
+	if n := queryInt(t, a, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 424242 AND granted"); n != 0 {
+		var locked bool
+		if err := a.QueryRow(testCtx(t), "SELECT pg_try_advisory_lock(424242)").Scan(&locked); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("after Run returned, a pooled connection still holds a session advisory lock "+
+			"(DestroyedConns=%d, another session's pg_try_advisory_lock: %v)", e.DestroyedConns(), locked)
+	}
+}

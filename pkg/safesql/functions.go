@@ -177,3 +177,26 @@ var builtinOperators = func() map[string]bool {
 	}
 	return m
 }()
+
+// functionSince are the allowlisted functions newer than PostgreSQL 15,
+// by the server_version_num of the release that brought them (the
+// allowlisted names PostgreSQL 15's pg_catalog lacks, less the names of
+// syntax and types): an older server has no such function, and a user
+// function of that name on its search_path would answer the call.
+var functionSince = func() map[string]int {
+	m := map[string]int{}
+	for v, names := range map[int]string{
+		160000: `any_value array_sample array_shuffle date_add date_subtract erf erfc json_agg_strict
+			json_object_agg_strict json_object_agg_unique json_object_agg_unique_strict jsonb_agg_strict
+			jsonb_object_agg_strict jsonb_object_agg_unique jsonb_object_agg_unique_strict
+			pg_split_walfile_name random_normal system_user`,
+		170000: `json_scalar json_serialize jsonb_populate_record_valid pg_basetype pg_column_toast_chunk_id
+			to_bin to_oct to_regtypemod uuid_extract_timestamp uuid_extract_version xmltext`,
+		180000: `array_reverse array_sort casefold crc32 crc32c pg_get_acl pg_numa_available uuidv4 uuidv7`,
+	} {
+		for _, n := range strings.Fields(names) {
+			m[n] = v
+		}
+	}
+	return m
+}()

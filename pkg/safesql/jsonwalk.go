@@ -334,6 +334,9 @@ func (w *jwalker) msg(m *jmsg, ctx string, pos int) (r *Refusal) {
 		}
 		return refuse(cur, info.name, reason)
 	}
+	if info.since > w.v.version {
+		return w.v.tooNew(info, cur)
+	}
 	w.depth++
 	if w.depth > w.maxDepth {
 		return refuse(cur, "nesting depth", "the statement's parse tree is nested deeper than the limit")

@@ -2,6 +2,8 @@
 
 package safesql
 
+import "strings"
+
 // allowedNodes lists every pg_query parse-tree message type that may
 // appear in an accepted statement. The walker refuses any message whose
 // type is not here, so a node type added by a newer parser, or one this
@@ -79,3 +81,21 @@ var refusedReasons = map[string]string{
 	"MultiAssignRef":    "multiple-column assignment is only valid in UPDATE",
 	"CurrentOfExpr":     "WHERE CURRENT OF needs a cursor and is not allowed",
 }
+
+// nodeSince are the SQL/JSON nodes of libpg_query's parser that older
+// servers' parsers do not make, by the server_version_num of the release
+// that brought them. To an older server, JSON_VALUE(...) or
+// JSON_OBJECT(...) is a call of a function named so.
+var nodeSince = func() map[string]int {
+	m := map[string]int{}
+	for _, n := range strings.Fields(`JsonFormat JsonReturning JsonValueExpr JsonIsPredicate JsonOutput
+		JsonKeyValue JsonObjectConstructor JsonArrayConstructor JsonArrayQueryConstructor
+		JsonAggConstructor JsonObjectAgg JsonArrayAgg`) {
+		m[n] = 160000
+	}
+	for _, n := range strings.Fields(`JsonBehavior JsonArgument JsonFuncExpr JsonTablePathSpec JsonTable
+		JsonTableColumn JsonParseExpr JsonScalarExpr JsonSerializeExpr`) {
+		m[n] = 170000
+	}
+	return m
+}()

@@ -38,6 +38,13 @@ type Options struct {
 	// CacheSize is the number of verdicts remembered by exact text; 0
 	// means 4096 and a negative value disables the cache.
 	CacheSize int
+	// ServerVersion is the server's server_version_num (150018 for
+	// 15.18); 0 means PostgreSQL 15, the oldest the validator knows.
+	// libpg_query is PostgreSQL 17's parser: SQL/JSON syntax and functions
+	// of a newer release than the server's are refused, because to the
+	// server's own parser they are calls of functions found through its
+	// search_path, which a user function of that name would answer.
+	ServerVersion int
 }
 
 // Defaults and limits of Options.
@@ -62,6 +69,7 @@ const (
 // Validator validates statements. It is safe for concurrent use.
 type Validator struct {
 	opts       Options
+	version    int // Options.ServerVersion, 150000 when 0
 	extraFuncs map[string]bool
 	treeDepth  int
 	cache      *cache
@@ -84,7 +92,10 @@ func New(opts Options) (*Validator, error) {
 	if opts.MaxDepth < 0 || opts.MaxDepth > maxMaxDepth {
 		return nil, errors.New("safesql: MaxDepth must be between 1 and " + strconv.Itoa(maxMaxDepth))
 	}
-	v := &Validator{opts: opts, extraFuncs: make(map[string]bool)}
+	v := &Validator{opts: opts, version: opts.ServerVersion, extraFuncs: make(map[string]bool)}
+	if v.version == 0 {
+		v.version = 150000
+	}
 	for _, f := range opts.AllowFunctions {
 		parts := strings.Split(f, ".")
 		if len(parts) > 2 || f == "" || parts[0] == "" || parts[len(parts)-1] == "" {

@@ -46,7 +46,7 @@ func readCorpus(tb testing.TB) []corpusEntry {
 }
 
 func corpusValidator(tb testing.TB) *Validator {
-	v, err := New(Options{AllowFunctions: []string{"myfn"}})
+	v, err := New(Options{AllowFunctions: []string{"myfn"}, ServerVersion: 170000})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -297,4 +297,34 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// SQL/JSON syntax and allowlisted functions newer than the server are
+// refused: to an older server's parser they are calls of functions found
+// through its search_path. Zero is PostgreSQL 15.
+func TestServerVersion(t *testing.T) {
+	cases := []struct {
+		sql     string
+		allowed map[int]bool // by ServerVersion; missing: refused
+	}{
+		{`SELECT json_object('a': 1), '{}' IS JSON`, map[int]bool{160000: true, 170000: true}},
+		{`SELECT JSON_VALUE(jsonb '{"a":1}', '$.a')`, map[int]bool{170000: true}},
+		{`SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a int PATH '$'))`, map[int]bool{170000: true}},
+		{`SELECT any_value(x) FROM (VALUES (1)) v(x)`, map[int]bool{160000: true, 170000: true}},
+		{`SELECT pg_catalog.to_bin(5)`, map[int]bool{170000: true}},
+		{`SELECT uuidv7()`, map[int]bool{}},
+		{`SELECT json_build_object('a', 1), abs(-1)`, map[int]bool{0: true, 150000: true, 160000: true, 170000: true}},
+	}
+	for _, ver := range []int{0, 150000, 160000, 170000} {
+		v, err := New(Options{ServerVersion: ver, CacheSize: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			err := v.Validate(c.sql)
+			if got := err == nil; got != c.allowed[ver] {
+				t.Errorf("ServerVersion %d: %s: allowed %v, want %v (%v)", ver, c.sql, got, c.allowed[ver], err)
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@
 package safesql
 
 import (
+	"fmt"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -13,7 +14,10 @@ import (
 type nodeInfo struct {
 	name    string // short name, e.g. "SelectStmt"
 	allowed bool
-	loc     protoreflect.FieldDescriptor // the "location" field, or nil
+	// since is the server_version_num of the release whose parser first
+	// made this node (0: older than any the validator knows)
+	since int
+	loc   protoreflect.FieldDescriptor // the "location" field, or nil
 	// oneof is set for a message that is a single oneof whose members
 	// are all messages (Node): only the set member needs a look.
 	oneof protoreflect.OneofDescriptor
@@ -61,7 +65,7 @@ var nodeInfos = func() map[protoreflect.MessageDescriptor]*nodeInfo {
 	for i := 0; i < msgs.Len(); i++ {
 		md := msgs.Get(i)
 		name := string(md.Name())
-		info := &nodeInfo{name: name, allowed: allowedNodes[name], checked: checkedNodes[name]}
+		info := &nodeInfo{name: name, allowed: allowedNodes[name], checked: checkedNodes[name], since: nodeSince[name]}
 		if fd := md.Fields().ByName("location"); fd != nil && fd.Kind() == protoreflect.Int32Kind {
 			info.loc = fd
 		}
@@ -110,6 +114,9 @@ func (w *walker) visit(m protoreflect.Message, ctx string, pos int) *Refusal {
 			reason = info.name + " is not allowed"
 		}
 		return refuse(pos, info.name, reason)
+	}
+	if info.since > w.v.version {
+		return w.v.tooNew(info, pos)
 	}
 	w.depth++
 	if w.depth > w.maxDepth {
@@ -218,11 +225,11 @@ func (v *Validator) checkFuncName(name []string, pos int) *Refusal {
 	switch len(name) {
 	case 1:
 		fn := name[0]
-		allowed = builtinFunctions[fn] || v.extraFuncs[fn]
+		allowed = v.builtin(fn) || v.extraFuncs[fn]
 	case 2:
 		schema, fn := name[0], name[1]
 		if schema == "pg_catalog" {
-			allowed = builtinFunctions[fn] || v.extraFuncs[schema+"."+fn]
+			allowed = v.builtin(fn) || v.extraFuncs[schema+"."+fn]
 		} else {
 			allowed = v.extraFuncs[schema+"."+fn]
 		}
@@ -281,6 +288,19 @@ func isFalseWord(s string) bool {
 
 // qualified joins a name list with dots: ["pg_catalog", "pg_sleep"]
 // becomes "pg_catalog.pg_sleep".
+// builtin tells whether fn is on the allowlist and in the server's
+// release: an allowlisted function of a newer release would be a user
+// function of that name to the server.
+func (v *Validator) builtin(fn string) bool {
+	return builtinFunctions[fn] && functionSince[fn] <= v.version
+}
+
+// tooNew refuses a node of SQL/JSON syntax newer than the server.
+func (v *Validator) tooNew(info *nodeInfo, pos int) *Refusal {
+	return refuse(pos, info.name, fmt.Sprintf("%s is PostgreSQL %d syntax and the server is %d: "+
+		"to its parser this is a call of a function found through the search_path", info.name, info.since/10000, v.version/10000))
+}
+
 // names is a name list's strings.
 func names(list []*pg_query.Node) []string {
 	out := make([]string, len(list))

@@ -460,10 +460,11 @@ func (e *Executor) callError(ctx context.Context, ioErr error, canceled bool, x 
 		if errors.As(ioErr, &big) {
 			return &QueryError{
 				SQLState: codeLimitExceeded,
-				Message:  fmt.Sprintf("a row of %d bytes exceeds the limit of %d bytes per value", big.ActualBodyLen, e.opts.MaxValueBytes),
-				Hint:     "select a part of large values (left(), substring(), length()) instead of the whole value",
-				Stage:    StageFetch,
-				err:      ioErr,
+				Message: fmt.Sprintf("a row of %d bytes exceeds the limit of %d bytes (%d per value, and a row at most one value more than a whole result of %d bytes)",
+					big.ActualBodyLen, big.MaxExpectedBodyLen, e.opts.MaxValueBytes, e.opts.MaxBytes),
+				Hint:  "select a part of large values (left(), substring(), length()) instead of the whole value",
+				Stage: StageFetch,
+				err:   ioErr,
 			}
 		}
 		var pe *pgconn.PgError

@@ -219,7 +219,7 @@ func (x *exchange) readReplies(pc *pgconn.PgConn, fe *pgproto3.Frontend, baseMax
 				// A DataRow's bound. Without columns it would be 2 bytes
 				// and refuse the CommandComplete after the rows.
 				if len(m.Fields) > 0 {
-					fe.SetMaxBodyLen(2 + len(m.Fields)*(4+x.maxValueBytes))
+					fe.SetMaxBodyLen(rowBound(len(m.Fields), x.maxValueBytes, x.maxBytes))
 				}
 			}
 		case *pgproto3.PortalSuspended:
@@ -339,4 +339,13 @@ func valueTooLarge(col string, row, size, limit int) *QueryError {
 		Hint:  "select a part of it (left(), substring(), length()) instead of the whole value",
 		Stage: StageFetch,
 	}
+}
+
+// rowBound is the largest DataRow accepted: one value of at most
+// maxValue bytes per column, but in all no more than one such value and a
+// whole result document beside the column headers. A wider row could not
+// be returned anyway, and reading it whole would cost its size in memory
+// (120 columns of a 1 MB value: 120 MB for a 32 KiB document).
+func rowBound(cols, maxValue, maxBytes int) int {
+	return 2 + 4*cols + min(cols*maxValue, maxValue+maxBytes)
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -297,5 +298,44 @@ func TestNewerSyntaxRefusedOnOlderServer(t *testing.T) {
 		}
 		t.Errorf("after Run returned, a pooled connection still holds a session advisory lock "+
 			"(DestroyedConns=%d, another session's pg_try_advisory_lock: %v)", e.DestroyedConns(), locked)
+	}
+}
+
+// MaxBytes caps the document at 32 KiB, but the executor reads
+// every DataRow whole into memory, accepting rows up to
+// 2 + ncols*(4+MaxValueBytes) bytes (protocol.go setMaxBodyLen after
+// RowDescription). A statement of ~3 KB makes one call allocate hundreds of
+// MB in the client (about 1 GB with ~1000 columns, the server's limit), for
+// a document of a few hundred bytes; N concurrent calls took N times that
+// before 2026-12-05. Now a row is read only up to one maximal value and a
+// whole document beyond its column headers (rowBound).
+func TestWideRowBounded(t *testing.T) {
+	pool := newPool(t, 1, true)
+	v := newValidator(t, safesql.Options{})
+	e, err := New(pool, v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := make([]string, 120)
+	for i := range cols {
+		cols[i] = "r"
+	}
+	sql := "SELECT " + strings.Join(cols, ",") + " FROM (SELECT repeat('x', 1000000) AS r) s"
+	run(t, e, "SELECT 1") // warm up
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = e.Run(testCtx(t), sql, nil, nil)
+	runtime.ReadMemStats(&after)
+	var qe *QueryError
+	if !errors.As(err, &qe) || qe.SQLState != codeLimitExceeded {
+		t.Fatalf("a 120 MB row: %v, want the row refused with %s", err, codeLimitExceeded)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("one call with MaxBytes %d allocated %d MB in the client", DefaultMaxBytes, alloc>>20)
+	}
+	// A row of one large value and small ones is still read.
+	if _, err := e.Run(testCtx(t), "SELECT repeat('x', 500000) AS big, 1 AS small", nil, nil); err != nil {
+		t.Errorf("a row of one 500 kB value: %v", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 // depend on the value, DuckDB follows TimeZone, and reported settings are
 // echoed with ParameterStatus as PostgreSQL does.
 func (ss *session) applySet(st statement) error {
-	if st.name == "" { // RESET ALL: back to the server defaults, fixed settings untouched
-		fresh := newSettings(ss.srv.cfg, nil)
+	if st.name == "" { // RESET ALL: back to the session's defaults, fixed settings untouched
+		fresh := newSettings(ss.srv.cfg, ss.startup)
 		for _, kv := range fresh.all() {
 			if fixedSettings[strings.ToLower(kv[0])] || ss.settings.get(kv[0]) == kv[1] {
 				continue
@@ -27,7 +27,7 @@ func (ss *session) applySet(st statement) error {
 	}
 	value := st.value
 	if st.reset {
-		value = newSettings(ss.srv.cfg, nil).get(st.name)
+		value = newSettings(ss.srv.cfg, ss.startup).get(st.name)
 	}
 	return ss.setOne(st.name, value)
 }
@@ -92,8 +92,19 @@ func (ss *session) setOne(name, value string) error {
 // applyTimeZone sets DuckDB's TimeZone too, so timestamptz arithmetic and
 // casts follow the session (only IANA names reach DuckDB).
 func (ss *session) applyTimeZone(tz string) error {
-	if tz == "" || tz[0] == '+' || tz[0] == '-' {
+	if tz == "" {
 		return nil
+	}
+	if east, ok, _ := zoneOffset(tz); ok {
+		// DuckDB knows fixed offsets as Etc/GMT zones, whole hours only,
+		// their sign west as in POSIX (Etc/GMT-2 is two hours east).
+		if east%3600 != 0 || east < -12*3600 || east > 14*3600 {
+			return errorf(codeInvalidParam, fmt.Sprintf("invalid value for parameter \"TimeZone\": %q (offsets are supported in whole hours, -12 to +14)", tz))
+		}
+		tz = "Etc/GMT"
+		if east != 0 {
+			tz = fmt.Sprintf("Etc/GMT%+d", -east/3600)
+		}
 	}
 	if err := execDuck(context.Background(), ss.duck, "SET TimeZone = '"+strings.ReplaceAll(tz, "'", "''")+"'"); err != nil {
 		return errorf(codeInvalidParam, fmt.Sprintf("invalid value for parameter \"TimeZone\": %q", tz))
@@ -116,5 +127,6 @@ func (ss *session) show(name string) (resultSet, error) {
 	if !ss.settings.known(name) {
 		return nil, errorf(codeUndefinedObject, fmt.Sprintf("unrecognized configuration parameter %q", name))
 	}
-	return textRows([]string{strings.ToLower(name)}, []string{ss.settings.get(name)}), nil
+	// The column is named as PostgreSQL spells the setting (TimeZone).
+	return textRows([]string{ss.settings.canonical(name)}, []string{ss.settings.get(name)}), nil
 }

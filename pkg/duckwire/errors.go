@@ -5,6 +5,7 @@ package duckwire
 import (
 	"context"
 	"errors"
+	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -60,9 +61,29 @@ func sqlState(err error) (string, string) {
 	}
 	var de *duckdb.Error
 	if errors.As(err, &de) {
+		if de.Type == duckdb.ErrorTypeInvalidInput {
+			// The dialect's raise() (DuckDB's error()) comes back as
+			// invalid input: its messages name PostgreSQL's own errors.
+			for _, r := range raisedCodes {
+				if strings.Contains(de.Msg, r.msg) {
+					return r.code, de.Msg
+				}
+			}
+		}
 		return duckCode(de.Type), de.Msg
 	}
 	return codeInternal, err.Error()
+}
+
+// raisedCodes are the SQLSTATEs of the errors pkg/duckdialect raises in
+// place of PostgreSQL's, by a part of their message.
+var raisedCodes = []struct{ msg, code string }{
+	{"division by zero", "22012"},
+	{"negative substring length not allowed", "22011"},
+	{"field position must not be zero", "22023"},
+	{"result out of range or undefined", "22003"},
+	{"(double precision, integer) does not exist", "42883"},
+	{"is not supported; cast to numeric", "0A000"},
 }
 
 func duckCode(t duckdb.ErrorType) string {

@@ -184,7 +184,7 @@ func (ss *session) describe(body []byte) {
 		ss.end(at)
 		switch {
 		case ps.st.kind == kindShow:
-			ss.rowDescription([]column{{name: ps.st.name, typ: tText}}, nil)
+			ss.rowDescription([]column{{name: ss.settings.canonical(ps.st.name), typ: tText}}, nil)
 		case ps.st.kind == kindQuery && ps.cols != nil:
 			ss.rowDescription(ps.cols, nil)
 		default:
@@ -321,7 +321,8 @@ func (ss *session) execute(body []byte) {
 	p.done = true
 	p.rs.close()
 	p.rs = emptyRows(p.rs.columns())
-	ss.commandComplete(rowsTag(p.tag, p.sent))
+	// As PostgreSQL: the rows this Execute sent, not the portal's total.
+	ss.commandComplete(rowsTag(p.tag, n))
 }
 
 func emptyRows(cols []column) resultSet { return &localRows{cols: cols} }
@@ -357,9 +358,15 @@ func (ss *session) dropPortal(name string) {
 func (ss *session) sync() {
 	ss.skipSync = false
 	if ss.tx == 'I' {
-		for name := range ss.portals {
-			ss.dropPortal(name)
-		}
+		ss.dropPortals()
 	}
 	ss.ready()
+}
+
+// dropPortals ends every portal: the transaction they belonged to ended
+// (a Sync outside a block, or COMMIT or ROLLBACK in a Query).
+func (ss *session) dropPortals() {
+	for name := range ss.portals {
+		ss.dropPortal(name)
+	}
 }

@@ -30,6 +30,10 @@ type Server struct {
 	// queryCtx parents every query; canceling it interrupts them all.
 	queryCtx    context.Context
 	cancelQuery context.CancelFunc
+	// acceptCtx parents the startups; shutdown cancels it at once, so a
+	// connection still in its startup does not hold the drain.
+	acceptCtx    context.Context
+	cancelAccept context.CancelFunc
 
 	mu       sync.Mutex
 	sessions map[uint32]*session // by cancel key PID
@@ -71,6 +75,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: c, connector: conn, sessions: map[uint32]*session{}}
 	s.queryCtx, s.cancelQuery = context.WithCancel(context.Background())
+	s.acceptCtx, s.cancelAccept = context.WithCancel(s.queryCtx)
 	s.metrics = newMetrics(s)
 	return s, nil
 }
@@ -203,6 +208,7 @@ func (s *Server) acceptLoop(ln net.Listener) error {
 // shutdown wakes idle sessions so they close, waits up to the grace period
 // for running queries, then cancels them and closes what is left.
 func (s *Server) shutdown() {
+	s.cancelAccept()
 	s.mu.Lock()
 	s.draining = true
 	for _, ss := range s.sessions {
@@ -234,7 +240,7 @@ func (s *Server) handle(c net.Conn) {
 			s.cfg.Log.Error("connection panicked", "remote", c.RemoteAddr().String(), "panic", r)
 		}
 	}()
-	cl, st, err := pgwire.Accept(s.queryCtx, c, s.cfg.Auth)
+	cl, st, err := pgwire.Accept(s.acceptCtx, c, s.cfg.Auth)
 	if err != nil {
 		s.cfg.Log.Debug("startup failed", "remote", c.RemoteAddr().String(), "err", err)
 		return

@@ -32,6 +32,9 @@ type session struct {
 	duck *duckdb.Conn
 
 	settings *settings
+	// startup is the client's startup packet: its settings are what RESET
+	// returns to, as in PostgreSQL.
+	startup  map[string]string
 	tx       byte // 'I', 'T' or 'E'
 	skipSync bool // an extended-protocol error: ignore messages until Sync
 
@@ -52,6 +55,7 @@ func newSession(s *Server, cl *pgwire.Client) *session {
 		fr:       pgwire.NewFramer(cl.Conn, s.cfg.MaxMessage),
 		out:      make([]byte, 0, 8<<10),
 		settings: newSettings(s.cfg, cl.Startup.Params),
+		startup:  cl.Startup.Params,
 		stmts:    map[string]*prepared{},
 		portals:  map[string]*portal{},
 		info: admin.ClientStat{

@@ -3,6 +3,7 @@
 package duckwire
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,24 +156,46 @@ func parseDurationMS(v string) (int64, bool) {
 	return int64(n * mult), true
 }
 
-// loadZone accepts an IANA name, UTC/GMT, or a POSIX-style offset such as
-// "+02" or "-05:30" (which PostgreSQL reads as hours east).
+// loadZone accepts an IANA name, UTC/GMT, or an offset (zoneOffset).
 func loadZone(name string) (*time.Location, error) {
 	if strings.EqualFold(name, "utc") || strings.EqualFold(name, "gmt") || strings.EqualFold(name, "z") {
 		return time.UTC, nil
 	}
-	if name != "" && (name[0] == '+' || name[0] == '-') {
-		h, m, _ := strings.Cut(name[1:], ":")
-		hh, err := strconv.Atoi(h)
+	if east, ok, err := zoneOffset(name); ok {
 		if err != nil {
 			return nil, err
 		}
-		mm, _ := strconv.Atoi(m)
-		off := hh*3600 + mm*60
-		if name[0] == '-' {
-			off = -off
-		}
-		return time.FixedZone(name, off), nil
+		return time.FixedZone(name, east), nil
 	}
 	return time.LoadLocation(name)
+}
+
+// zoneOffset reads an offset as PostgreSQL's check_timezone does: a
+// value that is a plain number ("+02", "-3.5") is hours east of UTC, SQL's
+// sign; "[+-]hh:mm[:ss]" is a POSIX zone, whose positive offsets are west
+// ("-05:30" is India's time). east is in seconds; ok says name is an
+// offset at all.
+func zoneOffset(name string) (east int, ok bool, err error) {
+	if name == "" || (name[0] != '+' && name[0] != '-') {
+		return 0, false, nil
+	}
+	if h, err := strconv.ParseFloat(name, 64); err == nil {
+		return int(h * 3600), true, nil
+	}
+	parts := strings.Split(name[1:], ":")
+	if len(parts) > 3 {
+		return 0, true, fmt.Errorf("bad offset %q", name)
+	}
+	secs := 0
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return 0, true, fmt.Errorf("bad offset %q", name)
+		}
+		secs += n * []int{3600, 60, 1}[i]
+	}
+	if name[0] == '+' { // POSIX: west of UTC
+		secs = -secs
+	}
+	return secs, true, nil
 }

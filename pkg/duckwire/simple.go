@@ -101,9 +101,11 @@ func (ss *session) start(st statement, args []driver.NamedValue) (resultSet, str
 			tag = "ROLLBACK"
 		}
 		ss.tx = 'I'
+		ss.dropPortals()
 		return nil, tag, nil
 	case kindRollback:
 		ss.tx = 'I'
+		ss.dropPortals()
 		return nil, "ROLLBACK", nil
 	case kindNoop:
 		return nil, st.tag, nil

@@ -241,6 +241,11 @@ func totalsRows(stats []Stats, averages bool) [][]any {
 func grandTotals(stats []Stats) [][]any {
 	var t Stats
 	var xactTime, queryTime float64 // time x count, summed
+	// The rates are whole numbers per second: databases with less than one
+	// transaction a second weigh nothing. Where every one does, the mean
+	// over those with a time is the answer.
+	var xactMean, queryMean time.Duration
+	var xactN, queryN int64
 	xactKnown := true
 	for _, st := range stats {
 		a := st.Averages
@@ -249,6 +254,14 @@ func grandTotals(stats []Stats) [][]any {
 		}
 		xactTime += float64(a.TransactionTime) * float64(a.Transactions)
 		queryTime += float64(a.QueryTime) * float64(a.Queries)
+		if a.TransactionTime > 0 {
+			xactMean += a.TransactionTime
+			xactN++
+		}
+		if a.QueryTime > 0 {
+			queryMean += a.QueryTime
+			queryN++
+		}
 		t.Transactions += st.Transactions
 		t.Queries += st.Queries
 		t.Received = addKnown(t.Received, st.Received)
@@ -267,9 +280,14 @@ func grandTotals(stats []Stats) [][]any {
 		t.Averages.TransactionTime = -1
 	case t.Averages.Transactions > 0:
 		t.Averages.TransactionTime = time.Duration(xactTime / float64(t.Averages.Transactions))
+	case xactN > 0:
+		t.Averages.TransactionTime = xactMean / time.Duration(xactN)
 	}
-	if t.Averages.Queries > 0 {
+	switch {
+	case t.Averages.Queries > 0:
 		t.Averages.QueryTime = time.Duration(queryTime / float64(t.Averages.Queries))
+	case queryN > 0:
+		t.Averages.QueryTime = queryMean / time.Duration(queryN)
 	}
 	a := t.Averages
 	return [][]any{{"total_xact_count", count(t.Transactions)}, {"total_query_count", count(t.Queries)},

@@ -44,9 +44,10 @@
 //   - Trailing semicolons are dropped; semicolons between statements of a
 //     simple-protocol string stay.
 //   - true, false and null are constants too, as PostgreSQL's parser
-//     makes them, except after is, not and set ("is not true",
-//     "not null", "on delete set null"), where they are part of the
-//     grammar. != is written <>, as PostgreSQL's lexer reads it.
+//     makes them, except where they are part of the grammar: "is [not]
+//     true", "is [not] null", a "not null" constraint, "on delete set
+//     null" ("where not true" is NOT of a constant). != is written <>,
+//     as PostgreSQL's lexer reads it.
 //
 // Normalizing a normalized text gives the same text (the fuzz test checks
 // this).

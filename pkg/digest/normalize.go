@@ -593,14 +593,10 @@ func (n *normalizer) word(w string) {
 	if n.prev == kWord {
 		prevW = n.out[n.prevWord:]
 	}
-	if boolOrNull(w) {
-		switch string(prevW) {
-		case "is", "not", "set": // "is [not] true", "not null", "on delete set null"
-		default:
-			// A constant to PostgreSQL's parser, and so to queryid.
-			n.constant()
-			return
-		}
+	if boolOrNull(w) && !n.grammarWord(w, string(prevW)) {
+		// A constant to PostgreSQL's parser, and so to queryid.
+		n.constant()
+		return
 	}
 	n.emit(kWord)
 	at := len(n.out)
@@ -622,6 +618,24 @@ func (n *normalizer) word(w string) {
 		n.vals = valuesRows{on: true, depth: n.depth, expectRow: true}
 	}
 	n.prevWord, n.prevIsBy = at, isBy
+}
+
+// grammarWord tells whether true, false or null (w) after the word prev
+// is part of the grammar rather than a constant: "is [not] true",
+// "is [not] null", a "not null" constraint, "on delete set null". A
+// "not true" that does not follow "is" is NOT of a constant.
+func (n *normalizer) grammarWord(w, prev string) bool {
+	switch prev {
+	case "is", "set":
+		return true
+	case "not":
+		if len(w) == 4 && (w[0]|0x20) == 'n' {
+			return true // null
+		}
+		before := n.out[:n.prevWord]
+		return len(before) >= 3 && string(before[len(before)-3:]) == "is "
+	}
+	return false
 }
 
 // boolOrNull reports whether w is true, false or null, in any case.

@@ -35,6 +35,8 @@ var queryIDCases = []queryIDCase{
 	{"null and a string", "select coalesce(b, null) from t", "select coalesce(b, 'x') from t", true, true},
 	{"is null and is not null", "select a from t where b is null", "select a from t where b is not null", false, false},
 	{"is true and is false", "select a from t where c is true", "select a from t where c is false", false, false},
+	{"is not true and is not false", "select a from t where c is not true", "select a from t where c is not false", false, false},
+	{"not of a boolean constant", "select a from t where not true", "select a from t where not false", true, true},
 	{"typed literal", "select a from t where e = date '2020-01-01'", "select a from t where e = date '2021-02-03'", true, true},
 	{"cast constant", "select a from t where b = 'x'::text", "select a from t where b = 'y'::text", true, true},
 

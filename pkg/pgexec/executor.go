@@ -323,6 +323,13 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	}
 	e.release(conn, ioErr == nil && !canceled && !x.outsideTx && x.rbErr == nil && cleanTag(x))
 
+	var big *pgproto3.ExceededMaxBodyLenErr
+	if !canceled && x.inStream && x.written > 0 && errors.As(ioErr, &big) {
+		// A row wider than rowBound after rows that fit: it could not fit
+		// the document either, so the result ends before it, cut by
+		// bytes (the connection, its message unread, is closed).
+		ioErr, x.by = nil, "bytes"
+	}
 	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
 		return res, err
 	}

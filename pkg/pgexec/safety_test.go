@@ -339,3 +339,34 @@ func TestWideRowBounded(t *testing.T) {
 		t.Errorf("a row of one 500 kB value: %v", err)
 	}
 }
+
+// TestOperatorsOfPostgreSQL checks safesql's list of built-in operator
+// names against the server's pg_catalog, both ways: every operator there
+// is accepted, and a name outside it is not.
+func TestOperatorsOfPostgreSQL(t *testing.T) {
+	a := admin(t)
+	rows, err := a.Query(testCtx(t), "SELECT DISTINCT oprname FROM pg_catalog.pg_operator WHERE oprnamespace = 'pg_catalog'::regnamespace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for rows.Next() {
+		var op string
+		if err := rows.Scan(&op); err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, op)
+	}
+	if err := rows.Err(); err != nil || len(ops) < 50 {
+		t.Fatalf("%d operators: %v", len(ops), err)
+	}
+	v := newValidator(t, safesql.Options{CacheSize: -1})
+	for _, op := range ops {
+		if err := v.Validate("SELECT 1 ORDER BY 1 USING " + op); err != nil {
+			t.Errorf("built-in operator %s refused: %v", op, err)
+		}
+	}
+	if err := v.Validate("SELECT 1 ORDER BY 1 USING ##>"); err == nil {
+		t.Error("##>, which pg_catalog does not have, was accepted")
+	}
+}

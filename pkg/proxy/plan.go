@@ -75,6 +75,10 @@ type entry struct {
 	// them all (DEALLOCATE ALL, DISCARD ALL); nil once its answer shows
 	// that it ran.
 	stmtsBefore map[string]*stmt
+	// dropsAll: an Execute of DEALLOCATE ALL or DISCARD ALL, the client's
+	// named statements when it was planned: those it drops, if it runs
+	// (not those parsed after it in the same pipeline).
+	dropsAll map[string]*stmt
 	// fresh: for a Parse of a name in use (renameError), the statement it
 	// parses, the client's should the name turn out free after all (a
 	// Parse of it pipelined before this one failed).
@@ -160,6 +164,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		bad = &clientError{"08P01", fmt.Sprintf("qprouter: malformed %q message", typ)}
 	}
 	if s.skipping && typ != 'S' {
+		if typ == 'c' || typ == 'f' {
+			// An extended-protocol COPY that failed: the client's end of
+			// its data still ends its COPY here.
+			s.clientCopying = false
+		}
 		return out, nil // the server ignores it until Sync; so do we
 	}
 	switch typ {
@@ -350,10 +359,11 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		} else if st != nil {
 			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
 		}
-		if s.rename && name != "" && st == nil {
+		if s.rename && name != "" && st == nil && !s.pinned {
 			// A name the client has not parsed: refused as PostgreSQL
 			// would (26000), also when it is another client's server
-			// name, which the server does have.
+			// name, which the server does have. A pinned client's may be
+			// one it made with SQL PREPARE on its own server.
 			s.push(entry{kind: kBind, errFrom: dummyClose, errTo: name})
 			return appendMsg(out, 'B', []byte(portalName), nul, []byte(dummyClose), nul, tail), nil
 		}
@@ -384,7 +394,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if body[0] == 'S' && name == "" {
 			out = s.ensureUnnamed(out)
 		}
-		if s.rename && body[0] == 'S' && name != "" && st == nil {
+		if s.rename && body[0] == 'S' && name != "" && st == nil && !s.pinned {
 			// as for a Bind of a name the client has not parsed
 			s.push(entry{kind: kDescribe, errFrom: dummyClose, errTo: name})
 			return appendMsg(out, 'D', []byte{'S'}, []byte(dummyClose), nul), nil
@@ -402,7 +412,13 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		pt := s.portals[name]
-		s.push(entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops})
+		e := entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops}
+		if s.rename && scanWords(pt.sql).drop {
+			if _, all := droppedStatements(pt.sql); all {
+				e.dropsAll = maps.Clone(s.stmts)
+			}
+		}
+		s.push(e)
 		return append(out, raw...), nil
 	case 'C':
 		if len(body) < 2 {
@@ -542,7 +558,10 @@ func (s *session) serverHas(st *stmt) bool {
 		return false
 	}
 	made, ok := s.sst.stmts.Get(st.server)
-	if ok && st.born > made {
+	if ok && st.born > made && st.client != "" {
+		// (A cached unnamed statement, Options.CacheUnnamed, is shared
+		// as it is: that is the cache's point, and a table changed under
+		// it makes a Bind fail 0A000, which marks it stale.)
 		// The client parsed its statement after the server's copy was
 		// made (for another client, or before a change of its tables):
 		// the copy is closed and the text parsed again, once per client

@@ -345,7 +345,11 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			// none left.
 			s.sst.stmts.Purge()
 			s.sst.unsure = true
-			clear(s.stmts)
+			for name, st := range head.dropsAll {
+				if s.stmts[name] == st { // not parsed again since
+					delete(s.stmts, name)
+				}
+			}
 		}
 		ev = s.event(head, rows, "")
 		s.pop()

@@ -186,15 +186,17 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 	s.fr = pgwire.NewFramer(s.br, p.opts.MaxMessage)
 	s.poolName = s.db + "/" + s.user
 	// PostgreSQL applies the options first, then the other parameters.
+	// Keys lower-case, as SET, RESET and ParameterStatus name them (JDBC
+	// sends DateStyle and TimeZone spelled so).
 	for k, v := range optionSettings(cl.Startup.Params["options"]) {
-		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
+		s.vars[strings.ToLower(k)] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
 	}
 	for k, v := range cl.Startup.Params {
 		switch k {
 		case "user", "database", "options", "replication":
 			continue
 		}
-		s.vars[k] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
+		s.vars[strings.ToLower(k)] = "SELECT pg_catalog.set_config(" + quoteLiteral(k) + ", " + quoteLiteral(v) + ", false)"
 	}
 	s.varsKey = s.vars.key()
 	s.startKey = s.varsKey

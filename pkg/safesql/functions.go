@@ -12,6 +12,14 @@ import "strings"
 // including every user-defined function, is refused unless the operator
 // adds it with Options.AllowFunctions.
 //
+// Not listed either: names of SQL syntax and of types (coalesce, nullif,
+// greatest, least, grouping, current_date and the other SQL value
+// functions, user, the xml* constructors, inet and the reg* types other
+// than regclass). Unquoted, the parser makes them a syntax node or a cast,
+// never a call; quoted ("coalesce"(1)) they are a call, and as PostgreSQL
+// 15's pg_catalog has no function of that name, a user function on the
+// search_path would answer it.
+//
 // Deliberately absent (refused): pg_sleep*, set_config, dblink*, lo_*,
 // pg_read_file, pg_read_binary_file, pg_ls_*dir, pg_stat_file,
 // pg_terminate_backend, pg_cancel_backend, pg_advisory_* and
@@ -25,7 +33,7 @@ import "strings"
 var builtinFunctions = wordSet(`
 abs cbrt ceil ceiling degrees div exp factorial floor gcd lcm ln log log10
 min_scale mod pi power radians round scale sign sqrt trim_scale trunc
-width_bucket random random_normal  erf erfc
+width_bucket random random_normal erf erfc
 acos acosd asin asind atan atan2 atan2d atand cos cosd cot cotd sin sind tan tand
 sinh cosh tanh asinh acosh atanh
     
@@ -41,9 +49,9 @@ similar_to_escape similar_escape like_escape
 encode decode convert convert_from convert_to get_bit get_byte set_bit set_byte
 bit_count sha224 sha256 sha384 sha512 crc32 crc32c string_agg
 to_char to_date to_number to_timestamp
-age clock_timestamp current_date current_time current_timestamp date_add
+age clock_timestamp date_add
 date_bin date_part date_subtract date_trunc extract isfinite justify_days
-justify_hours justify_interval localtime localtimestamp make_date
+justify_hours justify_interval make_date
 make_interval make_time make_timestamp make_timestamptz now
 statement_timestamp timeofday transaction_timestamp timezone overlaps
 daterange tsrange tstzrange int4range int8range numrange
@@ -78,7 +86,7 @@ corr covar_pop covar_samp regr_avgx regr_avgy regr_count regr_intercept
 regr_r2 regr_slope regr_sxx regr_sxy regr_syy stddev stddev_pop
 stddev_samp variance var_pop var_samp mode percentile_cont
 percentile_disc rank dense_rank percent_rank cume_dist any_value xmlagg
-row_number ntile lag lead first_value last_value nth_value grouping
+row_number ntile lag lead first_value last_value nth_value
 to_tsvector to_tsquery plainto_tsquery phraseto_tsquery websearch_to_tsquery
 array_to_tsvector tsvector_to_array setweight strip ts_delete ts_filter
 ts_headline ts_rank ts_rank_cd tsquery_phrase numnode querytree
@@ -86,21 +94,20 @@ json_to_tsvector jsonb_to_tsvector ts_lexize ts_debug ts_parse ts_token_type get
 area center diagonal diameter height isclosed isopen npoints pclose popen
 radius width box circle line lseg path point polygon bound_box
 inet_merge inet_same_family abbrev broadcast family host hostmask masklen
-netmask network set_masklen text inet cidr macaddr8_set7bit trunc
+netmask network set_masklen text cidr macaddr8_set7bit trunc
 gen_random_uuid uuid_extract_timestamp uuid_extract_version uuidv4 uuidv7
-coalesce nullif greatest least num_nulls num_nonnulls
+num_nulls num_nonnulls
 bool int2 int4 int8 float4 float8 numeric date time timestamp timestamptz
-interval varchar bpchar char name oid regclass regtype regproc regprocedure
-regoper regoperator regnamespace regrole regcollation regconfig regdictionary
+interval varchar bpchar char name oid regclass
 to_regclass to_regtype to_regtypemod to_regproc to_regprocedure to_regoper
-to_regoperator to_regnamespace to_regrole to_regcollation to_regconfig
-xmlcomment xmlconcat xmlelement xmlforest xmlpi xmlroot xmlparse
-xmlserialize xml_is_well_formed xml_is_well_formed_document
+to_regoperator to_regnamespace to_regrole to_regcollation
+xmlcomment
+xml_is_well_formed xml_is_well_formed_document
 xml_is_well_formed_content xpath xpath_exists xmlexists xmltext
-current_database current_catalog current_query current_role current_schema
-current_schemas current_user session_user user system_user
+current_database current_query current_schema
+current_schemas current_user session_user system_user
 inet_client_addr inet_client_port inet_server_addr inet_server_port
-pg_backend_pid pg_blocking_pids pg_conf_load_time 
+pg_backend_pid pg_blocking_pids pg_conf_load_time
 pg_is_other_temp_schema pg_jit_available pg_my_temp_schema
 pg_postmaster_start_time pg_safe_snapshot_blocking_pids
 pg_trigger_depth version current_setting pg_settings_get_flags
@@ -125,8 +132,8 @@ pg_get_userbyid pg_get_viewdef pg_get_wal_replay_pause_state pg_index_column_has
 pg_index_has_property pg_indexam_has_property pg_options_to_table
 pg_settings_get_flags pg_tablespace_databases pg_tablespace_location
 pg_typeof pg_collation_for pg_describe_object pg_identify_object
-pg_identify_object_as_address pg_get_object_address 
- col_description obj_description shobj_description
+pg_identify_object_as_address pg_get_object_address
+col_description obj_description shobj_description
 pg_get_function_arg_default pg_get_function_sqlbody pg_get_publication_tables
 pg_column_compression pg_column_size pg_column_toast_chunk_id
 pg_database_size pg_indexes_size pg_relation_size pg_size_bytes
@@ -140,17 +147,17 @@ pg_walfile_name_offset pg_split_walfile_name
 pg_stat_get_activity pg_stat_get_backend_idset pg_stat_get_numscans
 pg_stat_get_tuples_returned pg_stat_get_tuples_fetched pg_stat_get_live_tuples
 pg_stat_get_dead_tuples pg_stat_get_db_numbackends pg_stat_get_progress_info
-pg_lock_status pg_prepared_xact pg_show_all_settings 
-  pg_timezone_names pg_timezone_abbrevs
+pg_lock_status pg_prepared_xact pg_show_all_settings
+pg_timezone_names pg_timezone_abbrevs
 pg_available_extensions pg_available_extension_versions pg_cursor
-pg_prepared_statement  
+pg_prepared_statement
     
 pg_get_replication_slots pg_stat_get_wal_senders pg_stat_get_subscription
 pg_visible_in_snapshot pg_xact_status pg_snapshot_xip pg_snapshot_xmax
 pg_snapshot_xmin txid_visible_in_snapshot txid_status txid_snapshot_xip
 txid_snapshot_xmax txid_snapshot_xmin pg_xact_commit_timestamp pg_last_committed_xact
 pg_get_multixact_members pg_mcv_list_items pg_get_wal_resource_managers
-pg_sequence_parameters pg_get_object_address 
+pg_sequence_parameters pg_get_object_address
 pg_client_encoding getdatabaseencoding pg_encoding_max_length
 pg_listening_channels pg_current_snapshot txid_current_snapshot pg_notification_queue_usage
 pg_numa_available pg_get_acl

@@ -559,14 +559,13 @@ func (s *session) serverHas(st *stmt) bool {
 	}
 	made, ok := s.sst.stmts.Get(st.server)
 	if ok && st.born > made && st.client != "" {
-		// (A cached unnamed statement, Options.CacheUnnamed, is shared
-		// as it is: that is the cache's point, and a table changed under
-		// it makes a Bind fail 0A000, which marks it stale.)
-		// The client parsed its statement after the server's copy was
-		// made (for another client, or before a change of its tables):
-		// the copy is closed and the text parsed again, once per client
-		// statement and server, so that it is analysed no earlier than
-		// the client's own Parse.
+		// The client parsed its named statement after the server's copy
+		// was made (for another client, or before a change of its
+		// tables): the copy is closed and the text parsed again, once per
+		// client statement and server, so that it is analysed no earlier
+		// than the client's own Parse. A cached unnamed statement
+		// (Options.CacheUnnamed, client "") is shared as it is: that is
+		// the cache's point, and a Bind failing 0A000 marks it stale.
 		s.sst.stmts.Remove(st.server)
 		s.sst.stale(st.server, made)
 		return false
@@ -676,13 +675,12 @@ func droppedStatements(sql string) (purge, all bool) {
 // settings is on its way (pipelined ahead of the Parse, or not followed),
 // the statement is the client's alone. Called with s.mu held.
 func (s *session) stmtKey() string {
-	if s.unsureVars || len(s.pending) > 0 {
-		return s.varsKey + "\x00" + strconv.FormatUint(s.p.stmtSeq.Add(1), 10)
+	inFlux := s.unsureVars || len(s.pending) > 0
+	for i := 0; i < len(s.queue) && !inFlux; i++ {
+		inFlux = len(s.queue[i].ops) > 0
 	}
-	for i := range s.queue {
-		if len(s.queue[i].ops) > 0 {
-			return s.varsKey + "\x00" + strconv.FormatUint(s.p.stmtSeq.Add(1), 10)
-		}
+	if inFlux {
+		return s.varsKey + "\x00" + strconv.FormatUint(s.p.stmtSeq.Add(1), 10)
 	}
 	return s.varsKey
 }

@@ -286,8 +286,6 @@ func isFalseWord(s string) bool {
 	return false
 }
 
-// qualified joins a name list with dots: ["pg_catalog", "pg_sleep"]
-// becomes "pg_catalog.pg_sleep".
 // builtin tells whether fn is on the allowlist and in the server's
 // release: an allowlisted function of a newer release would be a user
 // function of that name to the server.
@@ -329,6 +327,8 @@ func checkOperator(name []string, pos int) *Refusal {
 	return nil
 }
 
+// qualified joins a name list with dots: ["pg_catalog", "pg_sleep"]
+// becomes "pg_catalog.pg_sleep".
 func qualified(names []*pg_query.Node) string {
 	if len(names) == 1 {
 		return names[0].GetString_().GetSval()

@@ -160,12 +160,12 @@ func (rule *Rule) matches(c Client) bool {
 
 // NoEntry is PostgreSQL's refusal of a client no line matches.
 func NoEntry(c Client) string {
-	return fmt.Sprintf("no pg_hba.conf entry for host %q, user %q, database %q, %s", host(c), c.User, c.Database, encryption(c))
+	return fmt.Sprintf("no pg_hba.conf entry for host \"%s\", user \"%s\", database \"%s\", %s", host(c), c.User, c.Database, encryption(c))
 }
 
 // Rejected is PostgreSQL's refusal of a client a reject line matches.
 func Rejected(c Client) string {
-	return fmt.Sprintf("pg_hba.conf rejects connection for host %q, user %q, database %q, %s", host(c), c.User, c.Database, encryption(c))
+	return fmt.Sprintf("pg_hba.conf rejects connection for host \"%s\", user \"%s\", database \"%s\", %s", host(c), c.User, c.Database, encryption(c))
 }
 
 func host(c Client) string {

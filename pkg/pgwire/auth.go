@@ -63,8 +63,12 @@ func authenticate(c io.ReadWriter, cfg *ServerConfig, st *Startup, addr net.Addr
 	case AuthReject:
 		return reply(c, fatal(CodeInvalidAuthorization, "connection rejected for user \"%s\", database \"%s\"", user, db))
 	case AuthMD5:
-		if known && isSCRAMVerifier(cred.Password) {
-			return authSCRAM(c, user, cred.Password, true, endPoint(st.cert))
+		// A SCRAM verifier cannot do md5, and an unknown user gets the
+		// mock exchange PostgreSQL gives it under md5 rules with its
+		// default password_encryption: SCRAM, so that the first message
+		// does not tell whether the user exists.
+		if !known || isSCRAMVerifier(cred.Password) {
+			return authSCRAM(c, user, cred.Password, known, endPoint(st.cert))
 		}
 		return authMD5(c, user, cred.Password, known)
 	case AuthSCRAM:
@@ -102,7 +106,7 @@ func authMD5(c io.ReadWriter, user, stored string, known bool) error {
 	if err := send(c, &pgproto3.AuthenticationMD5Password{Salt: salt}); err != nil {
 		return err
 	}
-	body, err := readAuth(c)
+	body, err := readAuth(c, false)
 	if err != nil {
 		return err
 	}
@@ -126,7 +130,7 @@ func authPassword(c io.ReadWriter, user, stored string, known bool) error {
 	if err := send(c, &pgproto3.AuthenticationCleartextPassword{}); err != nil {
 		return err
 	}
-	body, err := readAuth(c)
+	body, err := readAuth(c, false)
 	if err != nil {
 		return err
 	}
@@ -210,12 +214,18 @@ func checkMD5(user, stored string, salt [4]byte, response string) error {
 // "md5" + md5hex(password + user), as in pg_authid.
 func MD5Secret(user, password string) string { return "md5" + md5hex(password+user) }
 
+// isMD5Secret tells an md5 hash from a plaintext password as PostgreSQL
+// does: "md5" and 32 lowercase hex digits (anything else is plaintext).
 func isMD5Secret(s string) bool {
 	if len(s) != 35 || !strings.HasPrefix(s, "md5") {
 		return false
 	}
-	_, err := hex.DecodeString(s[3:])
-	return err == nil
+	for i := 3; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func md5hex(s string) string {
@@ -223,10 +233,20 @@ func md5hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// wrongAuthMessage is PostgreSQL's refusal of a message other than the
+// authentication response it waits for.
+func wrongAuthMessage(sasl bool, typ byte) *Error {
+	what := "password"
+	if sasl {
+		what = "SASL"
+	}
+	return fatal(CodeProtocolViolation, "expected %s response, got message type %d", what, typ)
+}
+
 // readAuth reads one authentication response ('p') with exact reads, so
 // nothing after it is consumed. A Terminate or the end of the stream is
 // returned as io.EOF, quietly: psql hangs up to prompt for a password.
-func readAuth(r io.ReadWriter) ([]byte, error) {
+func readAuth(r io.ReadWriter, sasl bool) ([]byte, error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err // io.EOF when the client hung up between messages
@@ -236,7 +256,7 @@ func readAuth(r io.ReadWriter) ([]byte, error) {
 		return nil, io.EOF
 	}
 	if hdr[0] != 'p' {
-		return nil, reply(r, fatal(CodeProtocolViolation, "expected password response, got message type %d", hdr[0]))
+		return nil, reply(r, wrongAuthMessage(sasl, hdr[0]))
 	}
 	if n < 4 || n-4 > maxAuthMessage {
 		return nil, reply(r, fatal(CodeProtocolViolation, "invalid password packet size"))

@@ -84,7 +84,8 @@ type ServerConfig struct {
 	Rules func(Peer) (m AuthMethod, why string)
 	// StartupTimeout bounds the whole of Accept (default DefaultStartupTimeout).
 	StartupTimeout time.Duration
-	// MaxStartup bounds the startup packet in bytes (default DefaultMaxStartup).
+	// MaxStartup bounds the startup packet in bytes, not counting its
+	// length word, as PostgreSQL does (default DefaultMaxStartup).
 	MaxStartup int
 	// DeferAuthOK leaves AuthenticationOk to Client.Welcome, so that it
 	// goes out in the same write (a server that connects per transaction

@@ -3,6 +3,7 @@
 package pgwire
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 
@@ -16,7 +17,13 @@ import (
 // refuses every peer line.
 func HBARules(current func() *hba.Rules, osUser func(net.Addr) (string, bool)) func(Peer) (AuthMethod, string) {
 	return func(p Peer) (AuthMethod, string) {
-		c := hba.Client{Database: p.Database, User: p.User, Addr: peerIP(p.Addr), TLS: p.TLS}
+		ip := peerIP(p.Addr)
+		if _, tcp := p.Addr.(*net.TCPAddr); tcp && !ip.IsValid() {
+			// A TCP client whose address could not be read is no local
+			// client, and no host line can be judged for it.
+			return AuthReject, fmt.Sprintf("no pg_hba.conf entry for host \"[unknown]\", user \"%s\", database \"%s\"", p.User, p.Database)
+		}
+		c := hba.Client{Database: p.Database, User: p.User, Addr: ip, TLS: p.TLS}
 		var peer func() (string, bool)
 		if osUser != nil {
 			peer = func() (string, bool) { return osUser(p.Addr) }

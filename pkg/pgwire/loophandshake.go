@@ -59,10 +59,9 @@ type Handshake struct {
 type authWait int
 
 const (
-	waitNone      authWait = iota
-	waitMD5                // PasswordMessage, after the md5 salt
-	waitSASLFirst          // SASLInitialResponse, after AuthenticationSASL
-	waitSASLFinal          // SASLResponse, after SASLContinue
+	waitNone authWait = iota
+	waitMD5           // PasswordMessage, after the md5 salt
+	waitSASL          // the SCRAM exchange's next message (scramExchange.step)
 )
 
 // NewHandshake starts an exchange under cfg.
@@ -111,7 +110,7 @@ func (h *Handshake) Feed(p []byte) (out []byte, step Step) {
 			return out, StepAccept // direct TLS, or garbage: Accept's
 		}
 		n := int(binary.BigEndian.Uint32(h.in))
-		if n < 8 || n > h.cfg.maxStartup() {
+		if n < 8 || n-4 > h.cfg.maxStartup() {
 			return out, StepAccept
 		}
 		if len(h.in) < n {
@@ -123,7 +122,10 @@ func (h *Handshake) Feed(p []byte) (out []byte, step Step) {
 			if h.cfg.TLS != nil && code == codeSSLRequest {
 				return out, StepAccept
 			}
-			if n != 8 || h.ssl && code == codeSSLRequest || h.gss && code == codeGSSENCRequest {
+			if h.ssl && code == codeSSLRequest || h.gss && code == codeGSSENCRequest {
+				return h.fail(out, unsupportedProtocol(code))
+			}
+			if n != 8 {
 				name := "SSLRequest"
 				if code == codeGSSENCRequest {
 					name = "GSSENCRequest"
@@ -133,14 +135,15 @@ func (h *Handshake) Feed(p []byte) (out []byte, step Step) {
 			h.ssl = h.ssl || code == codeSSLRequest
 			h.gss = h.gss || code == codeGSSENCRequest
 			h.in = h.in[n:]
+			out = append(out, 'N')
 			if len(h.in) > 0 {
-				// Sent before the answer: PostgreSQL refuses it (see noneBuffered).
+				// Sent before the answer: PostgreSQL answers the request,
+				// then refuses the bytes (see noneBuffered).
 				if code == codeSSLRequest {
 					return h.fail(out, fatal(CodeProtocolViolation, "received unencrypted data after SSL request"))
 				}
 				return h.fail(out, fatal(CodeProtocolViolation, "received unencrypted data after GSSAPI encryption request"))
 			}
-			out = append(out, 'N')
 		case codeCancelRequest:
 			var m pgproto3.CancelRequest
 			if err := m.Decode(body); err != nil {
@@ -177,7 +180,7 @@ func (h *Handshake) startupMessage(out []byte, code uint32, n int) ([]byte, Step
 		// As authenticate: md5 with a SCRAM verifier stored runs SCRAM.
 		h.scram = newSCRAMExchange(h.st.Params["user"], cred.Password, true, nil) // no TLS on the loop
 		answer = h.scram.start(answer)
-		h.wait = waitSASLFirst
+		h.wait = waitSASL
 	case cred.Method == AuthMD5 && cred.Password != "":
 		rand.Read(h.salt[:])
 		answer, _ = (&pgproto3.AuthenticationMD5Password{Salt: h.salt}).Encode(answer)
@@ -227,7 +230,7 @@ func (h *Handshake) authMessage(out []byte) ([]byte, Step) {
 		return out, StepFail
 	}
 	if typ != 'p' {
-		return h.fail(out, fatal(CodeProtocolViolation, "expected password response, got message type %d", typ))
+		return h.fail(out, wrongAuthMessage(h.wait == waitSASL, typ))
 	}
 	if n < 4 || n-4 > maxAuthMessage {
 		return h.fail(out, fatal(CodeProtocolViolation, "invalid password packet size"))
@@ -238,17 +241,13 @@ func (h *Handshake) authMessage(out []byte) ([]byte, Step) {
 	body := h.in[5 : 1+n]
 	h.in = h.in[1+n:]
 	switch h.wait {
-	case waitSASLFirst:
-		next, e := h.scram.first(out, body)
+	case waitSASL:
+		next, done, e := h.scram.next(out, body)
 		if e != nil {
 			return h.fail(out, e)
 		}
-		h.wait = waitSASLFinal
-		return h.authMessage(next)
-	case waitSASLFinal:
-		next, e := h.scram.final(out, body)
-		if e != nil {
-			return h.fail(out, e)
+		if !done {
+			return h.authMessage(next)
 		}
 		out = next
 	default:

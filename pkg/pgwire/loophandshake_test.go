@@ -202,8 +202,8 @@ func TestHandshakeSSLAndGSSRequests(t *testing.T) {
 		in   [][]byte // one Feed each
 		want string
 	}{
-		"second SSLRequest":        {[][]byte{packet(codeSSLRequest), packet(codeSSLRequest)}, "unexpected SSLRequest"},
-		"second GSSENCRequest":     {[][]byte{packet(codeGSSENCRequest), packet(codeGSSENCRequest)}, "unexpected GSSENCRequest"},
+		"second SSLRequest":        {[][]byte{packet(codeSSLRequest), packet(codeSSLRequest)}, "unsupported frontend protocol 1234.5679: server supports 3.0 to 3.0"},
+		"second GSSENCRequest":     {[][]byte{packet(codeGSSENCRequest), packet(codeGSSENCRequest)}, "unsupported frontend protocol 1234.5680: server supports 3.0 to 3.0"},
 		"data after SSLRequest":    {[][]byte{append(packet(codeSSLRequest), startup...)}, "received unencrypted data after SSL request"},
 		"data after GSSENCRequest": {[][]byte{append(packet(codeGSSENCRequest), startup...)}, "received unencrypted data after GSSAPI encryption request"},
 		"long SSLRequest":          {[][]byte{packet(codeSSLRequest, 0)}, "unexpected SSLRequest"},

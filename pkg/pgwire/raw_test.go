@@ -174,13 +174,14 @@ func TestSecondSSLRequestRefused(t *testing.T) {
 	r.write(packet(codeSSLRequest))
 	r.readByte()
 	r.write(packet(codeSSLRequest))
-	r.expectError(CodeProtocolViolation, "unexpected SSLRequest")
+	// PostgreSQL reads a repeated request's code as a protocol version.
+	r.expectError(CodeFeatureNotSupported, "unsupported frontend protocol 1234.5679: server supports 3.0 to 3.0")
 }
 
 func TestOldProtocolRefused(t *testing.T) {
 	r := dialRaw(t, context.Background(), trustAll)
 	r.write(packet(2<<16, params("user", "bob")...))
-	r.expectError(CodeFeatureNotSupported, "unsupported frontend protocol 2.0: server supports 3.0")
+	r.expectError(CodeFeatureNotSupported, "unsupported frontend protocol 2.0: server supports 3.0 to 3.0")
 	if e := asError(r.result().err); e == nil || e.Code != CodeFeatureNotSupported {
 		t.Fatalf("server returned %v", e)
 	}
@@ -210,7 +211,7 @@ func TestStartupPacketLimits(t *testing.T) {
 		name, code, message string
 		packet              []byte
 	}{
-		{"too long", CodeProtocolViolation, "invalid length of startup packet", binary.BigEndian.AppendUint32(nil, 10_001)},
+		{"too long", CodeProtocolViolation, "invalid length of startup packet", binary.BigEndian.AppendUint32(nil, 10_005)}, // 10,000 after the length word
 		{"too short", CodeProtocolViolation, "invalid length of startup packet", binary.BigEndian.AppendUint32(nil, 7)},
 		{"negative", CodeProtocolViolation, "invalid length of startup packet", []byte{0xff, 0xff, 0xff, 0xf0}},
 		{"no terminator", CodeProtocolViolation, "invalid startup packet layout: expected terminator as last byte", packet(protocol30, 'u', 's', 'e', 'r', 0, 'b', 0)},

@@ -194,20 +194,22 @@ func authSCRAM(c io.ReadWriter, user, stored string, known bool, cb []byte) erro
 	if _, err := c.Write(x.start(nil)); err != nil {
 		return err
 	}
-	for _, step := range []func([]byte, []byte) ([]byte, *Error){x.first, x.final} {
-		body, err := readAuth(c)
+	for {
+		body, err := readAuth(c, true)
 		if err != nil {
 			return err
 		}
-		out, e := step(nil, body)
+		out, done, e := x.next(nil, body)
 		if e != nil {
 			return reply(c, e)
 		}
 		if _, err := c.Write(out); err != nil {
 			return err
 		}
+		if done {
+			return nil
+		}
 	}
-	return nil
 }
 
 // scramExchange is one SCRAM-SHA-256 exchange, message by message, so
@@ -224,6 +226,32 @@ type scramExchange struct {
 	// client chose it.
 	cb   []byte
 	plus bool
+	// step is what the next message is: the SASLInitialResponse
+	// (scramInitial), the client-first-message in a SASLResponse when
+	// the initial response carried none (scramFirstData), or the
+	// client-final-message (scramFinal).
+	step int
+}
+
+const (
+	scramInitial = iota
+	scramFirstData
+	scramFinal
+)
+
+// next answers the client's next authentication message body, appended
+// to dst; done when that was the last (SASLFinal sent), or the refusal.
+func (x *scramExchange) next(dst, body []byte) (out []byte, done bool, e *Error) {
+	switch x.step {
+	case scramInitial:
+		out, e = x.first(dst, body)
+	case scramFirstData:
+		out, e = x.clientFirst(dst, string(body))
+	default:
+		out, e = x.final(dst, body)
+		done = true
+	}
+	return out, done, e
 }
 
 func newSCRAMExchange(user, stored string, known bool, cb []byte) *scramExchange {
@@ -263,7 +291,7 @@ func (x *scramExchange) start(dst []byte) []byte {
 // first answers the SASLInitialResponse body with SASLContinue (the
 // server-first-message), appended to dst; or the refusal to send.
 func (x *scramExchange) first(dst, body []byte) ([]byte, *Error) {
-	mech, first, err := parseSASLInitial(body)
+	mech, first, present, err := parseSASLInitial(body)
 	if err != nil {
 		return nil, &Error{Severity: "FATAL", Code: CodeProtocolViolation, Message: "invalid SASL initial response", Err: err}
 	}
@@ -271,6 +299,19 @@ func (x *scramExchange) first(dst, body []byte) ([]byte, *Error) {
 	if mech != scramMechanism && !x.plus {
 		return nil, fatal(CodeProtocolViolation, "client selected an invalid SASL authentication mechanism")
 	}
+	if !present {
+		// No initial response (RFC 4422 allows it): an empty challenge,
+		// answered by the client-first-message, as PostgreSQL does.
+		x.step = scramFirstData
+		out, _ := (&pgproto3.AuthenticationSASLContinue{}).Encode(dst)
+		return out, nil
+	}
+	return x.clientFirst(dst, first)
+}
+
+// clientFirst answers the client-first-message with SASLContinue (the
+// server-first-message), appended to dst; or the refusal to send.
+func (x *scramExchange) clientFirst(dst []byte, first string) ([]byte, *Error) {
 	cf, e := parseClientFirst(first, x.plus, x.cb != nil)
 	if e != nil {
 		return nil, e
@@ -280,6 +321,7 @@ func (x *scramExchange) first(dst, body []byte) ([]byte, *Error) {
 	rand.Read(nonce)
 	x.fullNonce = cf.nonce + base64.StdEncoding.EncodeToString(nonce)
 	x.serverFirst = fmt.Sprintf("r=%s,s=%s,i=%d", x.fullNonce, base64.StdEncoding.EncodeToString(x.sec.salt), x.sec.iterations)
+	x.step = scramFinal
 	out, _ := (&pgproto3.AuthenticationSASLContinue{Data: []byte(x.serverFirst)}).Encode(dst)
 	return out, nil
 }
@@ -314,19 +356,22 @@ func (x *scramExchange) final(dst, body []byte) ([]byte, *Error) {
 }
 
 // parseSASLInitial splits a SASLInitialResponse body: the mechanism name,
-// then the data with its length (-1 for none, which SCRAM never sends).
-func parseSASLInitial(b []byte) (mech string, data string, err error) {
+// then the data with its length; -1 for none (present false).
+func parseSASLInitial(b []byte) (mech string, data string, present bool, err error) {
 	i := bytes.IndexByte(b, 0)
 	if i < 0 || len(b)-i-1 < 4 {
-		return "", "", errors.New("truncated")
+		return "", "", false, errors.New("truncated")
 	}
 	mech = string(b[:i])
 	b = b[i+1:]
 	n := int32(binary.BigEndian.Uint32(b))
-	if int(n) != len(b)-4 {
-		return "", "", fmt.Errorf("data length %d, but %d bytes follow", n, len(b)-4)
+	if n == -1 && len(b) == 4 {
+		return mech, "", false, nil
 	}
-	return mech, string(b[4:]), nil
+	if int(n) != len(b)-4 {
+		return "", "", false, fmt.Errorf("data length %d, but %d bytes follow", n, len(b)-4)
+	}
+	return mech, string(b[4:]), true, nil
 }
 
 type clientFirst struct {
@@ -411,11 +456,16 @@ type clientFinal struct {
 // cbind must be want (the gs2 header, then any channel binding data).
 func parseClientFinal(s string, want []byte, nonce string) (clientFinal, *Error) {
 	var cf clientFinal
-	i := strings.LastIndex(s, ",p=")
+	// The first p= is the proof, and it ends the message, as PostgreSQL
+	// reads it (no attribute value before it can hold a comma).
+	i := strings.Index(s, ",p=")
 	if i < 0 {
 		return cf, malformed("missing proof")
 	}
 	cf.withoutProof = s[:i]
+	if strings.IndexByte(s[i+3:], ',') >= 0 {
+		return cf, malformed("garbage found at the end of client-final-message")
+	}
 	proof, err := base64.StdEncoding.DecodeString(s[i+3:])
 	if err != nil || len(proof) != sha256.Size {
 		return cf, malformed("invalid proof")

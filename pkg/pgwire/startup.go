@@ -79,7 +79,9 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 			continue
 		}
 		n := int(binary.BigEndian.Uint32(hdr[:])) // a huge value wraps negative on 32-bit: caught below
-		if n < 8 || n > cfg.maxStartup() {
+		// The limit is on the packet without its length word, as
+		// PostgreSQL checks it.
+		if n < 8 || n-4 > cfg.maxStartup() {
 			return c, reply(c, fatal(CodeProtocolViolation, "invalid length of startup packet"))
 		}
 		body := make([]byte, n-4)
@@ -89,7 +91,10 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 		code := binary.BigEndian.Uint32(body)
 		switch code {
 		case codeSSLRequest:
-			if n != 8 || sslAsked {
+			if sslAsked {
+				return c, reply(c, unsupportedProtocol(code))
+			}
+			if n != 8 {
 				return c, reply(c, fatal(CodeProtocolViolation, "unexpected SSLRequest"))
 			}
 			sslAsked = true
@@ -115,7 +120,10 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 			c, st.TLS, st.cert = tc, true, *served
 			st.clientCert = verifiedClient(tc)
 		case codeGSSENCRequest:
-			if n != 8 || gssAsked || st.TLS {
+			if gssAsked || st.TLS {
+				return c, reply(c, unsupportedProtocol(code))
+			}
+			if n != 8 {
 				return c, reply(c, fatal(CodeProtocolViolation, "unexpected GSSENCRequest"))
 			}
 			gssAsked = true
@@ -133,12 +141,19 @@ func startup(conn net.Conn, cfg *ServerConfig, st *Startup) (net.Conn, error) {
 			st.Cancel = &CancelKey{PID: m.ProcessID, Secret: m.SecretKey}
 			return c, nil
 		default:
-			if major, minor := code>>16, code&0xffff; major != 3 {
-				return c, reply(c, fatal(CodeFeatureNotSupported, "unsupported frontend protocol %d.%d: server supports 3.0", major, minor))
+			if code>>16 != 3 {
+				return c, reply(c, unsupportedProtocol(code))
 			}
 			return c, startupMessage(c, code, body[4:], st)
 		}
 	}
+}
+
+// unsupportedProtocol is PostgreSQL's refusal of a startup code it does
+// not take: another major version, or an SSLRequest or GSSENCRequest
+// repeated (PostgreSQL then reads its code as a version).
+func unsupportedProtocol(code uint32) *Error {
+	return fatal(CodeFeatureNotSupported, "unsupported frontend protocol %d.%d: server supports 3.0 to 3.0", code>>16, code&0xffff)
 }
 
 // noneBuffered refuses bytes a client sent after an SSLRequest without

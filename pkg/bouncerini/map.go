@@ -88,7 +88,7 @@ func (m *mapper) poolValue(at, table, bkey, key, value string) {
 		}
 		value = d.String()
 	default:
-		n, err := strconv.ParseInt(value, 0, 32)
+		n, err := strtol(value)
 		if err != nil || n < 0 || (key == "pool_size" && n < 1) {
 			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: want a whole number", m.path, at, bkey, value))
 			return
@@ -219,7 +219,7 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 
 	for _, key := range []string{"tcp_defer_accept", "server_round_robin"} {
 		if v, ok := get(key); ok { // an integer in PgBouncer: 0 off, anything else on
-			if n, err := strconv.ParseInt(v, 0, 32); err != nil {
+			if n, err := strtol(v); err != nil {
 				m.refuse(key, "%s = %s: want 0 or 1", key, v)
 			} else {
 				m.set(key, strconv.FormatBool(n != 0))
@@ -289,7 +289,7 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 func (m *mapper) listen(addr string, hasAddr bool, port string, hasPort bool) {
 	p := "6432"
 	if hasPort {
-		n, err := strconv.ParseInt(port, 0, 32)
+		n, err := strtol(port)
 		if err != nil || n < 1 || n > 65535 {
 			m.refuse("listen", "listen_port = %s: want a port number", port)
 			return
@@ -318,7 +318,7 @@ func (m *mapper) count(get func(string) (string, bool), key, to string, least in
 }
 
 func (m *mapper) countValue(key, v, to string, least int64) {
-	n, err := strconv.ParseInt(v, 0, 32) // base 0 like PgBouncer's strtol
+	n, err := strtol(v)
 	if err != nil || n < least {
 		m.refuse(to, "%s = %s: want a whole number from %d", key, v, least)
 		return
@@ -538,4 +538,36 @@ var ignored = map[string]ignoredKey{
 	"server_tls_protocols":      {"secure", "Go's TLS defaults apply (TLS 1.2 and newer)", true},
 	"server_tls_ciphers":        {"default", "Go's TLS defaults apply", true},
 	"server_tls13_ciphers":      {"", "Go's TLS defaults apply", true},
+}
+
+// strtol reads a whole number as PgBouncer does (C's strtol with base 0,
+// the whole value used): decimal, 0x hexadecimal or 0 octal, with an
+// optional sign, within 32 bits; not Go's 1_000, 0o7 or 0b1.
+func strtol(v string) (int64, error) {
+	s, neg := v, false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s, neg = s[1:], s[0] == '-'
+	}
+	base := 10
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, s = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	// A base other than 0 takes no prefix, sign or underscore.
+	n, err := strconv.ParseInt(s, base, 64)
+	if err == nil && (s == "" || s[0] == '+' || s[0] == '-') {
+		err = strconv.ErrSyntax
+	}
+	if neg {
+		n = -n
+	}
+	if err == nil && (n < math.MinInt32 || n > math.MaxInt32) {
+		err = strconv.ErrRange
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%q: not a whole number as PgBouncer reads one", v)
+	}
+	return n, nil
 }

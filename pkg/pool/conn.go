@@ -43,6 +43,7 @@ type Conn struct {
 	network   string // for cancel requests: "tcp" or "unix"
 	address   string
 	created   time.Time
+	begun     time.Time // when its connect began (Reconnect compares)
 	idleSince time.Time
 }
 

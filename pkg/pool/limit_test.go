@@ -150,6 +150,41 @@ func TestReservePool(t *testing.T) {
 	}
 }
 
+// One timer serves the reserve for every waiter: the second waiter, queued
+// later, gets its reserve connection once it has waited ReserveTimeout
+// itself, after the timer served the first (before 2026-12-05 each waiter
+// armed a timer of its own that nothing stopped, and with PgBouncer's
+// reserve_pool_timeout = 0, read as 100 years, they piled up).
+func TestReserveTimerServesLaterWaiters(t *testing.T) {
+	p, _ := newPool(t, pool.Config{Size: 1, ReservePool: 2, ReserveTimeout: 300 * time.Millisecond, AcquireTimeout: 5 * time.Second})
+	a := acquire(t, p)
+	defer p.Release(a)
+	type got struct {
+		c     *pool.Conn
+		after time.Duration
+	}
+	wait := func(out chan<- got) {
+		t0 := time.Now()
+		c := acquire(t, p)
+		out <- got{c, time.Since(t0)}
+	}
+	first, second := make(chan got, 1), make(chan got, 1)
+	go wait(first)
+	time.Sleep(150 * time.Millisecond)
+	go wait(second)
+	for name, ch := range map[string]chan got{"first": first, "second": second} {
+		select {
+		case g := <-ch:
+			if g.after < 250*time.Millisecond {
+				t.Errorf("%s waiter served after %s, before its reserve timeout", name, g.after)
+			}
+			defer p.Release(g.c)
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s waiter never got a reserve connection", name)
+		}
+	}
+}
+
 // Many clients of three pools under one cap of 3: every acquire succeeds
 // (the wait is long enough), the cap is never exceeded, and at the end the
 // limit counts exactly the connections the pools hold.

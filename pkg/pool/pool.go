@@ -131,6 +131,9 @@ type Pool struct {
 	stop    chan struct{}
 	adopt   func(net.Conn) (net.Conn, error)
 	hold    func() bool // SetHold
+	// reserveTimer is armed for the next waiter to reach ReserveTimeout
+	// (one per pool, not one per waiter: a long timeout would pile them up).
+	reserveTimer *time.Timer
 
 	// reconnectAt (Unix nanoseconds, 0 never) closes, as they come back,
 	// the connections opened before it (Reconnect).
@@ -374,10 +377,11 @@ func (p *Pool) closeDropped(cs []*Conn) {
 	}
 }
 
-// closeNeeded reports whether c predates the pool's last Reconnect.
+// closeNeeded reports whether c predates the pool's last Reconnect: its
+// connect began before it (and may have reached the old server).
 func (c *Conn) closeNeeded() bool {
 	at := c.pool.reconnectAt.Load()
-	return at != 0 && c.created.UnixNano() <= at
+	return at != 0 && c.begun.UnixNano() <= at
 }
 
 // IdleConns describes the idle connections, longest idle first.
@@ -589,16 +593,33 @@ func (p *Pool) queueLocked(w waiter) {
 		w.limit.starved.Add(1)
 	}
 	p.waiters = append(p.waiters, w)
-	if p.cfg.ReservePool > 0 {
-		time.AfterFunc(p.cfg.ReserveTimeout, p.reserveCheck)
+	if p.cfg.ReservePool > 0 && p.reserveTimer == nil {
+		p.reserveTimer = time.AfterFunc(p.cfg.ReserveTimeout, p.reserveCheck)
 	}
 }
 
 // reserveCheck lets the waiters that have waited ReserveTimeout connect
-// beyond Size, up to Size + ReservePool.
+// beyond Size, up to Size + ReservePool, then arms the timer for the
+// next waiter still short of it.
 func (p *Pool) reserveCheck() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.reserveTimer = nil
+	p.serveReserveLocked()
+	if p.closed || p.cfg.ReservePool <= 0 {
+		return
+	}
+	for _, w := range p.waiters {
+		if left := p.cfg.ReserveTimeout - time.Since(w.since); left > 0 {
+			p.reserveTimer = time.AfterFunc(left, p.reserveCheck)
+			return
+		}
+	}
+}
+
+// serveReserveLocked serves the waiters past ReserveTimeout from the
+// reserve while it has room.
+func (p *Pool) serveReserveLocked() {
 	for len(p.waiters) > 0 && !p.closed && !p.heldLocked() && time.Since(p.waiters[0].since) >= p.cfg.ReserveTimeout {
 		if ok, _ := p.reserveLocked(p.cfg.Size + p.cfg.ReservePool); !ok {
 			return
@@ -752,6 +773,7 @@ func (p *Pool) healthy(ctx context.Context, c *Conn) bool {
 }
 
 func (p *Pool) open(ctx context.Context) (*Conn, error) {
+	begun := time.Now()
 	pc, err := p.connect(ctx, p.Database, p.User)
 	if err != nil {
 		return nil, err
@@ -779,6 +801,7 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 		Params:  maps.Clone(h.ParameterStatuses),
 		pool:    p,
 		created: time.Now(),
+		begun:   begun,
 	}
 	c.idleSince = c.created
 	c.network, c.address = cancelAddress(h.Config.Host, h.Config.Port)
@@ -936,6 +959,10 @@ func (p *Pool) Retire(force bool) bool {
 	}
 	p.closed = true
 	close(p.stop)
+	if p.reserveTimer != nil {
+		p.reserveTimer.Stop()
+		p.reserveTimer = nil
+	}
 	idle := p.dropIdleLocked()
 	p.mu.Unlock()
 	for _, l := range p.limits {
@@ -955,6 +982,10 @@ func (p *Pool) Close() {
 	}
 	p.closed = true
 	close(p.stop)
+	if p.reserveTimer != nil {
+		p.reserveTimer.Stop()
+		p.reserveTimer = nil
+	}
 	idle := p.dropIdleLocked()
 	p.mu.Unlock()
 	p.closeDropped(idle)

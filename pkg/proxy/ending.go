@@ -4,6 +4,7 @@ package proxy
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/pool"
@@ -156,10 +157,28 @@ func (s *session) checkIn(pl *pool.Pool, srv *pool.Conn) {
 		pl.Discard(srv)
 		return
 	}
-	sst := newServerState() // the reset dropped settings and statements
+	sst := newServerState()
+	if !dropsStatements(qs[0]) {
+		// A custom reset may have left statements: close each before
+		// parsing it there again.
+		sst.unsure = true
+	}
 	if len(qs) == 2 && errs[1] == nil {
 		sst.varsKey = s.startKey
 	}
 	srv.State = sst
 	pl.Release(srv)
+}
+
+// dropsStatements reports whether a reset query surely drops every
+// prepared statement: DISCARD ALL (the default) or DEALLOCATE [PREPARE]
+// ALL, alone or among other statements.
+func dropsStatements(reset string) bool {
+	for _, stmt := range strings.Split(reset, ";") {
+		switch strings.Join(strings.Fields(strings.ToUpper(stmt)), " ") {
+		case "DISCARD ALL", "DEALLOCATE ALL", "DEALLOCATE PREPARE ALL":
+			return true
+		}
+	}
+	return false
 }

@@ -150,8 +150,20 @@ func (c *Config) Check() error {
 	if c.ShutdownTimeout < 0 {
 		return configError(fmt.Errorf("--shutdown-timeout %s: want 0 (cut clients at once) or more", c.ShutdownTimeout))
 	}
-	if c.AcquireTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxLifetime <= 0 || c.HealthCheckAfter <= 0 || c.ReservePoolTimeout <= 0 || c.LoginTimeout < 0 {
-		return configError(errors.New("timeouts must be positive"))
+	for _, v := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--acquire-timeout", c.AcquireTimeout}, {"--idle-timeout", c.IdleTimeout}, {"--max-lifetime", c.MaxLifetime},
+		{"--health-check-after", c.HealthCheckAfter}, {"--reserve-pool-timeout", c.ReservePoolTimeout}} {
+		if v.d <= 0 {
+			return configError(fmt.Errorf("%s %s: want more than 0", v.flag, v.d))
+		}
+	}
+	if c.LoginTimeout < 0 {
+		return configError(fmt.Errorf("--client-login-timeout %s: want 0 (the default, 10s) or more", c.LoginTimeout))
+	}
+	if c.MaxClients < 0 || c.MaxPoolClients < 0 {
+		return configError(fmt.Errorf("--max-clients %d, --max-pool-clients %d: want 0 (no limit) or more", c.MaxClients, c.MaxPoolClients))
 	}
 	for _, v := range []struct {
 		flag string
@@ -229,4 +241,4 @@ func (c *Config) mode() proxy.Mode {
 }
 
 // TOMLResolver reads a config file for kong; see cmdline.TOMLResolver.
-var TOMLResolver = cmdline.TOMLResolver
+var TOMLResolver = cmdline.TOMLResolverWithTables("pools", "databases")

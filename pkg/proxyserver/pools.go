@@ -4,7 +4,6 @@ package proxyserver
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -228,8 +227,14 @@ func (v poolValues) check() error {
 	if v.maxClients < 0 {
 		return fmt.Errorf("max_pool_clients %d: want 0 (no limit) or more", v.maxClients)
 	}
-	if v.acquireTimeout <= 0 || v.idleTimeout <= 0 || v.maxLifetime <= 0 || v.healthCheck <= 0 || v.reserveTimeout <= 0 {
-		return errors.New("timeouts must be positive")
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"acquire_timeout", v.acquireTimeout}, {"idle_timeout", v.idleTimeout}, {"max_lifetime", v.maxLifetime},
+		{"health_check_after", v.healthCheck}, {"reserve_pool_timeout", v.reserveTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s %s: want more than 0", d.key, d.v)
+		}
 	}
 	for _, n := range []struct {
 		key string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -33,7 +34,32 @@ func ReadPools(r io.Reader) (map[string]PoolSettings, error) {
 	if len(unknown) > 0 {
 		return nil, errors.New("config file: unknown per-pool settings: " + strings.Join(unknown, ", "))
 	}
+	for name, ps := range f.Pools {
+		if err := bareSeconds(md, name, &ps); err != nil {
+			return nil, err
+		}
+	}
 	return f.Pools, nil
+}
+
+// bareSeconds reads a duration written as a bare whole number as seconds,
+// as pgbouncer.ini and the console's SET do (the TOML decoder would take
+// nanoseconds: acquire_timeout = 30 would be 30ns).
+func bareSeconds(md toml.MetaData, pool string, ps *PoolSettings) error {
+	v := reflect.ValueOf(ps).Elem()
+	for i := range v.NumField() {
+		d, ok := v.Field(i).Interface().(*time.Duration)
+		key := v.Type().Field(i).Tag.Get("toml")
+		if !ok || d == nil || md.Type("pools", pool, key) != "Integer" {
+			continue
+		}
+		n := int64(*d)
+		if n < 0 || n > int64(math.MaxInt64/time.Second) {
+			return fmt.Errorf("config file: pools.%q: %s = %d: want seconds from 0 to %d, or a duration such as \"5s\"", pool, key, n, int64(math.MaxInt64/time.Second))
+		}
+		*d = time.Duration(n) * time.Second
+	}
+	return nil
 }
 
 // PoolsFromValues turns per-pool settings given as text in flag syntax

@@ -422,12 +422,18 @@ func (s *Server) apply(nc Config) error {
 	if err != nil {
 		return err
 	}
+	prev, _ := s.get()
 	// The certificate files are read again (a renewed certificate); TLS
-	// itself, on or off and required or not, stays as at the start.
-	if s.cert != nil && nc.TLSCert != "" {
+	// itself, on or off and required or not, stays as at the start, and
+	// so do the settings in force (what SHOW CONFIG shows is served).
+	switch {
+	case s.cert != nil && nc.TLSCert != "":
 		if err := s.cert.Reload(nc.TLSCert, nc.TLSKey); err != nil {
 			return configError(err)
 		}
+	case (s.cert != nil) != (nc.TLSCert != ""):
+		s.log.Warn("reload: TLS is turned on or off at the next start; tls_cert and tls_key stay as they were")
+		nc.TLSCert, nc.TLSKey = prev.TLSCert, prev.TLSKey
 	}
 	// So is the CA file, when there was one at the start (asking clients
 	// for certificates, or not, is decided then).
@@ -435,13 +441,14 @@ func (s *Server) apply(nc Config) error {
 	if s.cas.Load() != nil {
 		if nc.TLSCAFile == "" {
 			s.log.Warn("reload: tls_ca_file is turned off at the next start; the CAs stay as they were")
+			nc.TLSCAFile = prev.TLSCAFile
 		} else if cas, err = pgwire.LoadCAs(nc.TLSCAFile); err != nil {
 			return configError(err)
 		}
 	} else if nc.TLSCAFile != "" {
-		s.log.Warn("reload: tls_ca_file is turned on at the next start")
+		s.log.Warn("reload: tls_ca_file is turned on at the next start; it stays off")
+		nc.TLSCAFile = ""
 	}
-	prev, _ := s.get()
 	serversChanged := nc.ServerURL != prev.ServerURL || !maps.Equal(nc.Databases, prev.Databases)
 	if serversChanged {
 		// New clients of a database whose server changed go to the new

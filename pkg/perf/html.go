@@ -319,16 +319,19 @@ func htmlPhaseRank(ph string) int {
 	return 1
 }
 
-// htmlElementID makes s usable in an id attribute: letters, digits, '-' and '_'
-// are kept, anything else becomes '-'.
+// htmlElementID makes s usable in an id attribute: letters, digits and '-'
+// are kept, any other byte becomes _XX_ (its hex), so distinct names keep
+// distinct ids.
 func htmlElementID(prefix, s string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
-	for _, r := range s {
-		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			b.WriteRune(r)
+	for i := 0; i < len(s); i++ {
+		// Letters, digits and '-' as they are, every other byte as _XX_
+		// (hex), so that distinct ids stay distinct ("q.1", "q-1").
+		if c := s[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
+			b.WriteByte(c)
 		} else {
-			b.WriteByte('-')
+			fmt.Fprintf(&b, "_%02x_", c)
 		}
 	}
 	return b.String()

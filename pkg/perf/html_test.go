@@ -134,7 +134,7 @@ func TestRenderHTMLEscapes(t *testing.T) {
 			t.Errorf("report contains unescaped %q", bad)
 		}
 	}
-	for _, want := range []string{"&lt;b&gt;host&lt;/b&gt;", "&lt;i&gt;warn&lt;/i&gt;", `id="latency-q-1-"`} {
+	for _, want := range []string{"&lt;b&gt;host&lt;/b&gt;", "&lt;i&gt;warn&lt;/i&gt;", `id="latency-q_3c_1_3e_"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -221,7 +221,7 @@ func TestHTMLFormat(t *testing.T) {
 	if got := htmlBootstrapSettings(two); got != "95% percentile-bootstrap intervals, 100 resamples, a seed per group (hover over an interval for its seed)" {
 		t.Errorf("htmlBootstrapSettings, two seeds = %q", got)
 	}
-	if got := htmlElementID("latency-", "q 1/<x>"); got != "latency-q-1--x-" {
+	if got := htmlElementID("latency-", "q 1/<x>"); got != "latency-q_20_1_2f__3c_x_3e_" {
 		t.Errorf("htmlElementID = %q", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -495,33 +496,72 @@ func decode(line []byte) (Record, error) {
 	if line[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	var h struct {
-		Type    *string `json:"type"`
-		Version *string `json:"version"`
-	}
-	if err := json.Unmarshal(line, &h); err != nil {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
 		return nil, jsonError(err)
 	}
-	if h.Type == nil || *h.Type == "" {
-		return nil, errors.New("type missing")
+	typ, err := headerString(m, "type")
+	if err == nil && typ == "" {
+		err = errors.New("type missing")
 	}
-	if h.Version == nil {
-		return nil, errors.New("version missing")
-	}
-	if err := checkVersion(*h.Version); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	rec := newRecord(*h.Type)
-	if rec == nil {
-		return nil, fmt.Errorf("unknown record type %q", *h.Type)
+	version, err := headerString(m, "version")
+	if err != nil {
+		return nil, err
 	}
+	if err := checkVersion(version); err != nil {
+		return nil, err
+	}
+	rec := newRecord(typ)
+	if rec == nil {
+		return nil, fmt.Errorf("unknown record type %q", typ)
+	}
+	line, _ = exactKeys(line, reflect.TypeOf(rec))
 	if err := json.Unmarshal(line, rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", *h.Type, jsonError(err))
+		return nil, fmt.Errorf("%s: %w", typ, fieldError(err, m, reflect.TypeOf(rec).Elem()))
+	}
+	if _, ok := rec.(*Sample); ok && m["dur_ns"] == nil {
+		return nil, fmt.Errorf("%s: dur_ns missing", typ)
 	}
 	if err := validate(rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", *h.Type, err)
+		return nil, fmt.Errorf("%s: %w", typ, err)
 	}
 	return rec, nil
+}
+
+// headerString reads the string field key of a record's object m (its
+// exact name).
+func headerString(m map[string]json.RawMessage, key string) (string, error) {
+	raw, ok := m[key]
+	if !ok || string(raw) == "null" {
+		return "", fmt.Errorf("%s missing", key)
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return "", fmt.Errorf("field %s: %s is not string", key, te.Value)
+		}
+		return "", fmt.Errorf("field %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// fieldError names the field of a time that does not parse, which
+// encoding/json does not.
+func fieldError(err error, m map[string]json.RawMessage, t reflect.Type) error {
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		for k, ft := range jsonFields(t).exact {
+			var tm time.Time
+			if raw, ok := m[k]; ok && ft == reflect.TypeFor[time.Time]() && json.Unmarshal(raw, &tm) != nil {
+				return fmt.Errorf("field %s: %w", k, err)
+			}
+		}
+	}
+	return jsonError(err)
 }
 
 // jsonError names the field a type mismatch happened in.

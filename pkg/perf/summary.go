@@ -210,11 +210,17 @@ func groupSamples(samples []Sample, ord groupOrdering) []*sampleGroup {
 	return groups
 }
 
-// roundNS rounds a duration to whole nanoseconds; NaN (an empty sample)
-// becomes 0, which the record's warnings explain.
+// roundNS rounds a duration to whole nanoseconds, saturating at int64's
+// ends; NaN (an empty sample) becomes 0, which the record's warnings
+// explain.
 func roundNS(x float64) int64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+	switch {
+	case math.IsNaN(x):
 		return 0
+	case x >= math.MaxInt64: // 2^63 and more: int64 would wrap negative
+		return math.MaxInt64
+	case x <= math.MinInt64:
+		return math.MinInt64
 	}
 	return int64(math.Round(x))
 }

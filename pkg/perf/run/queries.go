@@ -69,6 +69,9 @@ func ReadQueries(r io.Reader, name string) ([]Query, error) {
 		if err := dec.Decode(&q); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
+		if dec.More() || dec.InputOffset() != int64(len(text)) {
+			return nil, fmt.Errorf("%s:%d: more after the query's JSON object (one object per line)", name, line)
+		}
 		switch {
 		case q.ID == "" || q.SQL == "":
 			return nil, fmt.Errorf("%s:%d: id and sql are required", name, line)

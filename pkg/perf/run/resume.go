@@ -15,6 +15,9 @@ type Resumed struct {
 	Run  *perf.Run
 	Done map[Unit]bool
 	Kept []byte // the run record and the records of whole units
+	// Samples counts the sample records in Kept, which the resumed run's
+	// end record adds to its own.
+	Samples int64
 }
 
 // ReadResume reads an interrupted samples file. A torn last line, a unit
@@ -31,10 +34,11 @@ func ReadResume(path string) (*Resumed, error) {
 	rd := perf.NewReader(bytes.NewReader(data), path)
 	res := &Resumed{Done: map[Unit]bool{}}
 	type unitRecs struct {
-		lines [][]byte
-		cold  int
-		warm  int
-		load  bool
+		lines   [][]byte
+		cold    int
+		warm    int
+		load    bool
+		samples int64
 	}
 	units := map[Unit]*unitRecs{}
 	var order []Unit
@@ -62,6 +66,7 @@ func ReadResume(path string) (*Resumed, error) {
 			}
 			ur := get(u)
 			ur.lines = append(ur.lines, line)
+			ur.samples++
 			if rec.Phase == perf.PhaseCold {
 				ur.cold++
 			} else {
@@ -90,6 +95,7 @@ func ReadResume(path string) (*Resumed, error) {
 		}
 		if whole {
 			res.Done[u] = true
+			res.Samples += ur.samples
 			for _, l := range ur.lines {
 				res.Kept = append(res.Kept, l...)
 			}

@@ -112,8 +112,10 @@ func selectQueries(file string, only []string) ([]Query, error) {
 			kept = append(kept, q)
 		}
 	}
-	if len(kept) != len(only) {
-		return nil, fmt.Errorf("--only %s: unknown query id", strings.Join(only, ","))
+	for _, id := range only {
+		if !slices.ContainsFunc(kept, func(q Query) bool { return q.ID == id }) {
+			return nil, fmt.Errorf("--only %s: unknown query id %q", strings.Join(only, ","), id)
+		}
 	}
 	return kept, nil
 }
@@ -151,13 +153,14 @@ func (s *Study) Run(ctx context.Context, w io.Writer) (int64, error) {
 		}
 	}
 	runID := ""
+	var resumed int64 // sample records a resumed file keeps
 	if s.Out != "" {
-		f, id, done, err := s.openOut()
+		f, id, done, kept, err := s.openOut()
 		if err != nil {
 			return 0, &UsageError{err}
 		}
 		defer f.Close()
-		w, runID, s.Done = f, id, done
+		w, runID, s.Done, resumed = f, id, done, kept
 	}
 	if runID == "" {
 		runID = NewRunID(time.Now())
@@ -171,7 +174,8 @@ func (s *Study) Run(ctx context.Context, w io.Writer) (int64, error) {
 		err = r.Sweep(ctx)
 	}
 	interrupted := ctx.Err() != nil
-	end := &perf.End{FinishedAt: time.Now().UTC(), Interrupted: interrupted, Samples: r.Samples()}
+	// The end record counts every sample in the file, kept ones included.
+	end := &perf.End{FinishedAt: time.Now().UTC(), Interrupted: interrupted, Samples: resumed + r.Samples()}
 	if werr := perf.NewWriter(w, runID).Write(end); werr != nil && err == nil {
 		err = werr
 	}
@@ -183,26 +187,26 @@ func (s *Study) Run(ctx context.Context, w io.Writer) (int64, error) {
 
 // openOut creates Out, or with Resume rewrites it to its whole units and
 // returns its run id and what is done.
-func (s *Study) openOut() (*os.File, string, map[Unit]bool, error) {
+func (s *Study) openOut() (*os.File, string, map[Unit]bool, int64, error) {
 	if !s.Resume {
 		f, err := os.OpenFile(s.Out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		return f, "", nil, err
+		return f, "", nil, 0, err
 	}
 	res, err := ReadResume(s.Out)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("--resume: %w", err)
+		return nil, "", nil, 0, fmt.Errorf("--resume: %w", err)
 	}
 	// Files from before the field was recorded used 2026-07-28.
 	if v := cmp.Or(res.Run.MCPProtocol, mcp.ProtocolVersion20260728); v != s.mcpProtocol() && hasMCPPath(s.Paths) {
-		return nil, "", nil, fmt.Errorf("--resume: %s was measured with MCP protocol version %s; pass --mcp-protocol %s", s.Out, v, v)
+		return nil, "", nil, 0, fmt.Errorf("--resume: %s was measured with MCP protocol version %s; pass --mcp-protocol %s", s.Out, v, v)
 	}
 	tmp := s.Out + ".resume"
 	if err := os.WriteFile(tmp, res.Kept, 0o644); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, 0, err
 	}
 	if err := os.Rename(tmp, s.Out); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, 0, err
 	}
 	f, err := os.OpenFile(s.Out, os.O_WRONLY|os.O_APPEND, 0)
-	return f, res.Run.RunID, res.Done, err
+	return f, res.Run.RunID, res.Done, res.Samples, err
 }

@@ -25,22 +25,7 @@ func exactKeys(raw json.RawMessage, t reflect.Type) (out json.RawMessage, change
 		if json.Unmarshal(raw, &m) != nil || m == nil {
 			return raw, false // not an object: Unmarshal reports it
 		}
-		fields := jsonFields(t)
-		for k, v := range m {
-			if ft, ok := fields.exact[k]; ok {
-				if nv, ch := exactKeys(v, ft); ch {
-					m[k], changed = nv, true
-				}
-			} else if fields.folded[strings.ToLower(k)] {
-				delete(m, k)
-				changed = true
-			}
-		}
-		if changed {
-			if b, err := json.Marshal(m); err == nil {
-				return b, true
-			}
-		}
+		return exactObject(raw, m, t)
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 		var items []json.RawMessage
 		if json.Unmarshal(raw, &items) != nil {
@@ -60,9 +45,34 @@ func exactKeys(raw json.RawMessage, t reflect.Type) (out json.RawMessage, change
 	return raw, false
 }
 
+// exactObject is exactKeys for an object already parsed into m.
+func exactObject(raw json.RawMessage, m map[string]json.RawMessage, t reflect.Type) (out json.RawMessage, changed bool) {
+	fields := jsonFields(t)
+	for k, v := range m {
+		if ft, ok := fields.exact[k]; ok {
+			if !fields.nested[k] {
+				continue
+			}
+			if nv, ch := exactKeys(v, ft); ch {
+				m[k], changed = nv, true
+			}
+		} else if fields.folded[strings.ToLower(k)] {
+			delete(m, k)
+			changed = true
+		}
+	}
+	if changed {
+		if b, err := json.Marshal(m); err == nil {
+			return b, true
+		}
+	}
+	return raw, false
+}
+
 type fieldSet struct {
 	exact  map[string]reflect.Type // JSON name: the field's type
 	folded map[string]bool         // lower-cased names
+	nested map[string]bool         // fields that hold objects (structs, slices of them)
 }
 
 var fieldSets sync.Map // reflect.Type: fieldSet
@@ -73,7 +83,7 @@ func jsonFields(t reflect.Type) fieldSet {
 	if fs, ok := fieldSets.Load(t); ok {
 		return fs.(fieldSet)
 	}
-	fs := fieldSet{exact: map[string]reflect.Type{}, folded: map[string]bool{}}
+	fs := fieldSet{exact: map[string]reflect.Type{}, folded: map[string]bool{}, nested: map[string]bool{}}
 	var add func(t reflect.Type)
 	add = func(t reflect.Type) {
 		for f := range t.Fields() {
@@ -94,6 +104,11 @@ func jsonFields(t reflect.Type) fieldSet {
 			}
 			fs.exact[name] = f.Type
 			fs.folded[strings.ToLower(name)] = true
+			e := f.Type
+			for e.Kind() == reflect.Pointer || e.Kind() == reflect.Slice || e.Kind() == reflect.Array {
+				e = e.Elem()
+			}
+			fs.nested[name] = e.Kind() == reflect.Struct && e != reflect.TypeFor[time.Time]()
 		}
 	}
 	add(t)

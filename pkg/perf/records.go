@@ -518,7 +518,7 @@ func decode(line []byte) (Record, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("unknown record type %q", typ)
 	}
-	line, _ = exactKeys(line, reflect.TypeOf(rec))
+	line, _ = exactObject(line, m, reflect.TypeOf(rec).Elem())
 	if err := json.Unmarshal(line, rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", typ, fieldError(err, m, reflect.TypeOf(rec).Elem()))
 	}

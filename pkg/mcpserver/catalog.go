@@ -137,11 +137,15 @@ func (h *handler) listSchemas(ctx context.Context, req mcp.CallToolRequest, o *o
 
 func (h *handler) listTables(ctx context.Context, req mcp.CallToolRequest, o *outcome) (*mcp.CallToolResult, error) {
 	var schema, pattern any
-	if s := req.GetString("schema", ""); s != "" {
-		schema = s
-	}
-	if p := req.GetString("pattern", ""); p != "" {
-		pattern = p
+	args := arguments(req)
+	for key, dst := range map[string]*any{"schema": &schema, "pattern": &pattern} {
+		s, _, err := optString(args, key)
+		if err != nil {
+			return o.bad(err.Error()), nil
+		}
+		if s != "" {
+			*dst = s
+		}
 	}
 	rows, truncated, err := h.query(ctx, listTablesSQL, schema, pattern)
 	if err != nil {

@@ -9,6 +9,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net"
@@ -26,20 +27,27 @@ type fastHTTP struct {
 	s    *server.MCPServer
 	f    *fastPath
 	next *server.StreamableHTTPServer
+	// checked is next behind the envelope check, for what the fast path
+	// does not take.
+	checked http.Handler
 	// ids is the session ID manager next was built with.
 	ids server.SessionIdManager
 }
 
 func (h *fastHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		h.next.ServeHTTP(w, r)
+		h.checked.ServeHTTP(w, r)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		tooLarge(w)
+		return
+	}
 	if err != nil {
 		// mcp-go reads the same bytes and the same error.
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-		h.next.ServeHTTP(w, r)
+		h.checked.ServeHTTP(w, r)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -78,11 +86,11 @@ func (h *fastHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *fastHTTP) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 	id, ok := cancelledID(body)
 	if !ok {
-		h.next.ServeHTTP(w, r)
+		h.checked.ServeHTTP(w, r)
 		return
 	}
 	sw := &statusWriter{ResponseWriter: w}
-	h.next.ServeHTTP(sw, r)
+	h.checked.ServeHTTP(sw, r)
 	if sw.status != http.StatusAccepted {
 		return
 	}
@@ -272,3 +280,63 @@ func (w *statusWriter) Flush() {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// envelopeCheck answers the messages invalidRequest refuses, before
+// mcp-go (next) sees them.
+type envelopeCheck struct{ next http.Handler }
+
+func (h envelopeCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		tooLarge(w)
+		return
+	}
+	if err == nil {
+		if why := invalidRequest(body); why != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(errorReply(nil, mcp.INVALID_REQUEST, "Invalid Request: "+why))
+			return
+		}
+	}
+	if err != nil {
+		// mcp-go reads the same bytes and the same error.
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	} else {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	h.next.ServeHTTP(w, r)
+}
+
+// invalidRequest says why body is no MCP message, for what mcp-go would
+// take or answer wrongly: a batch (MCP has none since 2025-06-18), and a
+// request whose id is not a string or a number (MCP: never null; JSON-RPC
+// 2.0: a string or a number). "" for anything else, mcp-go's to judge.
+func invalidRequest(body []byte) string {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	if len(b) == 0 {
+		return ""
+	}
+	if b[0] == '[' {
+		if json.Valid(b) {
+			return "batches are not supported"
+		}
+		return ""
+	}
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if b[0] != '{' || json.Unmarshal(b, &env) != nil || env.Method == nil || env.ID == nil {
+		return "" // not JSON, a response or a notification
+	}
+	switch c := env.ID[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return ""
+	}
+	return "a request id must be a string or a number, not null, an object, an array or a boolean"
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"github.com/qpkit/qpkit/pkg/tracing"
 	"go.opentelemetry.io/otel/propagation"
 	"net"
@@ -75,18 +76,19 @@ func NewHTTPHandler(s *server.MCPServer, opts HTTPOptions) *HTTPHandler {
 // newHTTPHandler is NewHTTPHandler with fast as the fast path (nil: none).
 func newHTTPHandler(s *server.MCPServer, opts HTTPOptions, fast *fastPath) *HTTPHandler {
 	mux := http.NewServeMux()
-	// mcp-go's default manager, named so that the fast path checks a
-	// session ID with the same one.
-	ids := &server.StatelessGeneratingSessionIdManager{}
+	// Session IDs that end (sessions.go), shared with the fast path so
+	// that it checks an ID with the same manager.
+	ids := sessionIDsOf(s)
 	streamable := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath(EndpointPath),
 		server.WithHTTPContextFunc(httpContext),
 		server.WithSessionIdManager(ids),
 	)
+	checked := envelopeCheck{next: streamable}
 	if fast != nil {
-		mux.Handle(EndpointPath, &fastHTTP{s: s, f: fast, next: streamable, ids: ids})
+		mux.Handle(EndpointPath, &fastHTTP{s: s, f: fast, next: streamable, checked: checked, ids: ids})
 	} else {
-		mux.Handle(EndpointPath, streamable)
+		mux.Handle(EndpointPath, checked)
 	}
 	if opts.Metrics != nil {
 		mux.Handle("/metrics", opts.Metrics)
@@ -117,8 +119,25 @@ func newHTTPHandler(s *server.MCPServer, opts HTTPOptions, fast *fastPath) *HTTP
 			}
 			p = PrincipalToken
 		}
+		if r.Body != nil {
+			if r.ContentLength > MaxRequestBytes {
+				tooLarge(w)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
+		}
 		mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})}
+}
+
+// MaxRequestBytes bounds an HTTP request's body: a statement is at most
+// 64 KiB (safesql), so 4 MiB leaves room for its params without letting a
+// client make the server buffer any amount.
+const MaxRequestBytes = 4 << 20
+
+// tooLarge refuses a request body over MaxRequestBytes.
+func tooLarge(w http.ResponseWriter) {
+	http.Error(w, fmt.Sprintf("Request Entity Too Large: a request body is at most %d bytes", MaxRequestBytes), http.StatusRequestEntityTooLarge)
 }
 
 // httpContext is a call's context on HTTP: the principal NewHTTPHandler

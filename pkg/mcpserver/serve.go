@@ -219,10 +219,15 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, addr string, opts HTT
 		return fmt.Errorf("listen: %w", err)
 	}
 	handler := NewHTTPHandler(srv, opts)
+	// Calls run under base, so that the calls still running when the
+	// shutdown's time is up are cancelled (their statements with them).
+	base, cancelCalls := context.WithCancel(context.Background())
+	defer cancelCalls()
 	hs := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(stderr, "mcpg: http: ", 0),
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -238,7 +243,9 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, addr string, opts HTT
 	defer cancel()
 	hs.RegisterOnShutdown(func() { handler.CloseSessions(sctx) })
 	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+		logger.Warn("calls still running after the shutdown timeout: cancelled", "timeout", shutdownTimeout)
+		cancelCalls()
+		hs.Close()
 	}
 	<-served
 	return nil

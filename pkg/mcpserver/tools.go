@@ -181,7 +181,7 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 	if err != nil {
 		return o.bad(err.Error()), nil
 	}
-	args := req.GetArguments()
+	args := arguments(req)
 	var params []any
 	if p, ok := args["params"]; ok && p != nil {
 		params, ok = p.([]any)
@@ -190,20 +190,26 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 		}
 	}
 	format := pgexec.FormatTSV
-	switch f := req.GetString("format", "tsv"); f {
-	case "tsv":
+	f, _, err := optString(args, "format")
+	if err != nil {
+		return o.bad(`format must be "tsv" or "json"`), nil
+	}
+	switch f {
+	case "", "tsv":
 	case "json":
 		format = pgexec.FormatJSON
 	default:
 		return o.bad(`format must be "tsv" or "json"`), nil
 	}
 	maxRows := h.cfg.MaxRows
-	if _, ok := args["max_rows"]; ok {
-		n, err := req.RequireInt("max_rows")
-		if err != nil || n < 1 {
-			return o.bad("max_rows must be a positive integer"), nil
-		}
+	if n, ok, err := optInt(args, "max_rows"); err != nil || ok && n < 1 {
+		return o.bad("max_rows must be a positive integer"), nil
+	} else if ok {
 		maxRows = min(n, h.cfg.MaxRows)
+	}
+	cur, _, err := optString(args, "cursor")
+	if err != nil {
+		return o.bad(err.Error()), nil
 	}
 	ex, err := h.executor(maxRows)
 	if err != nil {
@@ -211,7 +217,7 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 	}
 	ex = ex.WithFormat(format)
 	offset := 0
-	if cur := req.GetString("cursor", ""); cur != "" {
+	if cur != "" {
 		if offset, err = h.cursors.offset(cur, sql, params); err != nil {
 			return o.fail(err), nil
 		}
@@ -243,7 +249,10 @@ func (h *handler) explainQuery(ctx context.Context, req mcp.CallToolRequest, o *
 	if err != nil {
 		return o.bad(err.Error()), nil
 	}
-	analyze := req.GetBool("analyze", false)
+	analyze, err := optBool(arguments(req), "analyze")
+	if err != nil {
+		return o.bad(err.Error()), nil
+	}
 	if analyze && !h.cfg.AllowExplainAnalyze {
 		return o.bad(explainOff), nil
 	}
@@ -282,7 +291,16 @@ func errorResult(err error) *mcp.CallToolResult {
 	return mcp.NewToolResultError(errorText(err))
 }
 
+// errorText is errorLine's text on one line: a line break in a message,
+// detail or hint (a value quoted in it, a function's RAISE) becomes a
+// space.
 func errorText(err error) string {
+	return lineBreaks.Replace(errorLine(err))
+}
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
+func errorLine(err error) string {
 	var r *safesql.Refusal
 	if errors.As(err, &r) {
 		return r.Error() // "refused at offset N: reason"

@@ -355,8 +355,8 @@ func appendFloat(dst, v []byte) []byte {
 }
 
 // appendNumeric writes numeric values with at most 15 significant digits
-// (every such decimal survives a float64 round trip) as numbers; others,
-// and NaN/±Infinity, as strings. Trailing zeros after the decimal point do
+// and no smaller than 1e-307 (every such decimal survives a float64 round
+// trip) as numbers; others, and NaN/±Infinity, as strings. Trailing zeros after the decimal point do
 // not count; zeros before it do (they are magnitude).
 func appendNumeric(dst, v []byte) []byte {
 	if !isJSONNumber(v) {
@@ -377,20 +377,28 @@ func appendNumeric(dst, v []byte) []byte {
 	}
 	sig := 0
 	leading := true
+	point, fracZeros := false, 0 // zeros after the point before the first significant digit
 	for _, c := range d[:end] {
 		if c == '.' {
+			point = true
 			continue
 		}
 		if c < '0' || c > '9' {
 			return appendString(dst, v)
 		}
 		if leading && c == '0' {
+			if point {
+				fracZeros++
+			}
 			continue
 		}
 		leading = false
 		sig++
 	}
-	if sig > 15 {
+	// Integer digits count as significant, so a number is below 1e15; a
+	// small one must stay at or above 1e-307, in float64's normal range
+	// (below it a reader gets a rounded subnormal or 0).
+	if sig > 15 || sig > 0 && fracZeros > 306 {
 		return appendString(dst, v)
 	}
 	return append(dst, v...)

@@ -68,7 +68,9 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID, pgtype.XIDOID, pgtype.CIDOID, pgtype.XID8OID:
 		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
 	case pgtype.NumericOID, moneyOID:
-		d := "CAST(" + x + " AS VARCHAR)"
+		// DuckDB prints a DECIMAL(w,w) without its leading zero (.1234,
+		// -.0001, .0000): put it back, then trim as trim_scale does.
+		d := fmt.Sprintf("regexp_replace(CAST(%s AS VARCHAR), '^(-?)\\.', '\\10.')", x)
 		return "trim_scale(" + x + "::numeric)::text",
 			fmt.Sprintf("CASE WHEN contains(%s, '.') THEN rtrim(rtrim(%[1]s, '0'), '.') ELSE %[1]s END", d), nil
 	case pgtype.TimetzOID:
@@ -88,7 +90,7 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 	case pgtype.DateOID:
 		return fmt.Sprintf("CASE WHEN isfinite(%s) THEN (%[1]s - date '1970-01-01')::text ELSE %[1]s::text END", x),
 			fmt.Sprintf("CASE WHEN isfinite(%s) THEN CAST(%[1]s - DATE '1970-01-01' AS VARCHAR) "+
-				"WHEN %[1]s > DATE '1970-01-01' THEN 'infinity' ELSE '-infinity' END", x), nil
+				"WHEN %[1]s > DATE '1970-01-01' THEN 'infinity' WHEN %[1]s < DATE '1970-01-01' THEN '-infinity' END", x), nil
 	case pgtype.TimeOID:
 		return fmt.Sprintf("(extract(epoch from %s) * 1000000)::bigint::text", x),
 			fmt.Sprintf("CAST(date_diff('microsecond', TIME '00:00:00', %s) AS VARCHAR)", x), nil
@@ -99,7 +101,7 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 		}
 		return fmt.Sprintf("CASE WHEN isfinite(%s) THEN (extract(epoch from %[1]s) * 1000000)::bigint::text ELSE %[1]s::text END", x),
 			fmt.Sprintf("CASE WHEN isfinite(%s) THEN CAST(epoch_us(%[1]s) AS VARCHAR) "+
-				"WHEN %[1]s > %s THEN 'infinity' ELSE '-infinity' END", x, epoch), nil
+				"WHEN %[1]s > %[2]s THEN 'infinity' WHEN %[1]s < %[2]s THEN '-infinity' END", x, epoch), nil
 	case pgtype.IntervalOID:
 		return fmt.Sprintf("(extract(year from %s) * 12 + extract(month from %[1]s))::bigint::text || ' ' || "+
 				"extract(day from %[1]s)::bigint::text || ' ' || "+
@@ -142,7 +144,7 @@ func checksumQueries(t *table, where string) (pg, duck string, err error) {
 		pgParts = append(pgParts, pgField(p))
 		duckParts = append(duckParts, duckField(d))
 	}
-	pg = fmt.Sprintf("SELECT count(*), coalesce(sum(('x' || substr(md5(%s), 1, 15))::bit(60)::bigint), 0)::text FROM %s%s",
+	pg = fmt.Sprintf("SELECT count(*), coalesce(sum(('x' || substr(md5(%s), 1, 15))::bit(60)::bigint), 0)::text FROM ONLY %s%s",
 		strings.Join(pgParts, " || ',' || "), t.pgIdent(), where)
 	duck = fmt.Sprintf("SELECT count(*), CAST(coalesce(sum(CAST('0x' || substr(md5(%s), 1, 15) AS BIGINT)), 0) AS VARCHAR) FROM %s",
 		strings.Join(duckParts, " || ',' || "), t.pgIdent())

@@ -33,12 +33,14 @@ func readLoop(ctx context.Context, conn *pgx.Conn, tables []*table, stats []*tab
 	return nil
 }
 
-// copySQL is the COPY statement for one range of t. A whole table of
+// copySQL is the COPY statement for one range of t. A whole plain table of
 // plain columns is COPY table (cols): PostgreSQL then streams the heap
-// without running a query plan, which is the fastest way out.
+// without running a query plan, which is the fastest way out. Either form
+// copies the table's own rows, not its inheritance children's (ONLY), as
+// COPY table TO does.
 func copySQL(t *table, rg pageRange) string {
 	cols := make([]string, len(t.Cols))
-	plain := rg.where() == ""
+	plain := rg.where() == "" && t.heapCopy
 	for i, c := range t.Cols {
 		cols[i] = c.SelectExpr()
 		plain = plain && !c.AsText
@@ -46,7 +48,7 @@ func copySQL(t *table, rg pageRange) string {
 	if plain {
 		return fmt.Sprintf("COPY %s (%s) TO STDOUT (FORMAT binary)", t.pgIdent(), strings.Join(cols, ", "))
 	}
-	return fmt.Sprintf("COPY (SELECT %s FROM %s%s) TO STDOUT (FORMAT binary)", strings.Join(cols, ", "), t.pgIdent(), rg.where())
+	return fmt.Sprintf("COPY (SELECT %s FROM ONLY %s%s) TO STDOUT (FORMAT binary)", strings.Join(cols, ", "), t.pgIdent(), rg.where())
 }
 
 // readRange copies one range: the decoder reads the COPY data straight

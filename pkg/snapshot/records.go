@@ -33,7 +33,7 @@ type TableRecord struct {
 
 // Record is r as its stdout line; verified says Options.Verify ran.
 func (r *Result) Record(verified bool) Record {
-	rec := Record{Type: "snapshot", Version: 1, Target: r.Target, TakenAt: r.TakenAt,
+	rec := Record{Type: "snapshot", Version: 1, Target: r.Target, TakenAt: r.TakenAt.UTC(),
 		SnapshotID: r.SnapshotID, WALLSN: r.WALLSN, Strategy: string(r.Strategy),
 		Readers: r.Readers, Writers: r.Writers, DurNS: r.Duration.Nanoseconds(), Verified: verified}
 	for _, t := range r.Tables {

@@ -17,6 +17,9 @@ type table struct {
 	OID          uint32
 	Pages        int64 // heap pages when the snapshot was taken
 	Cols         []copybin.Column
+	// heapCopy: COPY table (cols) TO can copy it (a plain table without
+	// generated columns); otherwise COPY (SELECT ...) does.
+	heapCopy bool
 }
 
 // String is the table's qualified name as the user would write it.
@@ -69,7 +72,9 @@ func describeTables(ctx context.Context, conn *pgx.Conn, names []string, asText 
 
 const tableQuery = `
 SELECT c.oid, c.relkind::text,
-       pg_relation_size(c.oid) / current_setting('block_size')::bigint
+       pg_relation_size(c.oid) / current_setting('block_size')::bigint,
+       EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
+               AND NOT a.attisdropped AND a.attgenerated <> '')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relname = $2`
 
@@ -78,7 +83,8 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string) (*table, er
 	t := &table{}
 	t.Schema, t.Name = splitName(name)
 	var kind string
-	err := conn.QueryRow(ctx, tableQuery, t.Schema, t.Name).Scan(&t.OID, &kind, &t.Pages)
+	var generated bool
+	err := conn.QueryRow(ctx, tableQuery, t.Schema, t.Name).Scan(&t.OID, &kind, &t.Pages, &generated)
 	if err == pgx.ErrNoRows {
 		return nil, fmt.Errorf("table %s does not exist", t)
 	}
@@ -88,6 +94,9 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string) (*table, er
 	if kind != "r" && kind != "m" {
 		return nil, fmt.Errorf("%s is not a plain table or materialized view (relkind %q)", t, kind)
 	}
+	// PostgreSQL's COPY TO refuses a materialized view and a generated
+	// column in its column list.
+	t.heapCopy = kind == "r" && !generated
 	if t.Cols, err = copybin.LookupColumns(ctx, conn, t.pgIdent()); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t, err)
 	}

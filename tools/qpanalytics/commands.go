@@ -26,7 +26,7 @@ type snapshotCmd struct {
 	TextFallback bool          `help:"Copy columns with no exact DuckDB type (unconstrained numeric, composite and extension types, ...) as their PostgreSQL text instead of refusing the table." env:"QPANALYTICS_TEXT_FALLBACK"`
 	Verify       bool          `help:"Check counts and checksums inside the snapshot before replacing the target." env:"QPANALYTICS_VERIFY"`
 	Progress     string        `help:"Progress lines on stderr: auto (when it is a terminal), always or never." default:"auto" enum:"auto,always,never" env:"QPANALYTICS_PROGRESS"`
-	Interval     time.Duration `help:"Progress interval." default:"500ms" env:"QPANALYTICS_PROGRESS_INTERVAL"`
+	Interval     time.Duration `help:"Progress interval." default:"500ms" env:"QPANALYTICS_INTERVAL,QPANALYTICS_PROGRESS_INTERVAL"`
 }
 
 func (c *snapshotCmd) Run(e *env) error {

@@ -198,7 +198,9 @@ type sink struct {
 // blockBufs are the output buffers of one block, one per table of a group.
 type blockBufs [2]*rowBuf
 
-func (c *genCtx) fill(grp group, b *blockBufs, first, n int64) {
+// fill generates one block; it may stop short once ctx ends (the caller
+// then drops the block).
+func (c *genCtx) fill(ctx context.Context, grp group, b *blockBufs, first, n int64) {
 	switch grp.tables[0] {
 	case Nation:
 		c.genNation(b[0], first, n)
@@ -211,7 +213,7 @@ func (c *genCtx) fill(grp group, b *blockBufs, first, n int64) {
 	case Customer:
 		c.genCustomer(b[0], first, n)
 	case Orders:
-		c.genOrders(b[0], b[1], first, n)
+		c.genOrders(ctx, b[0], b[1], first, n)
 	}
 }
 
@@ -285,7 +287,10 @@ func (g *Generator) run(ctx context.Context, grp group, sinks [2]*sink, first, c
 				}
 			}
 			start, n := blockRange(blk)
-			g.c.fill(grp, b, start, n)
+			g.c.fill(ctx, grp, b, start, n)
+			if err := ctx.Err(); err != nil {
+				return err // the block may be short
+			}
 			if err := write(b); err != nil {
 				return err
 			}
@@ -322,7 +327,7 @@ func (g *Generator) run(ctx context.Context, grp group, sinks [2]*sink, first, c
 					}
 				}
 				start, n := blockRange(t.blk)
-				g.c.fill(grp, t.buf, start, n)
+				g.c.fill(ctx, grp, t.buf, start, n)
 				t.out <- t.buf
 			}
 		}()
@@ -359,8 +364,8 @@ func (g *Generator) run(ctx context.Context, grp group, sinks [2]*sink, first, c
 		case b = <-out:
 		case <-ctx.Done():
 		}
-		if b == nil {
-			err = ctx.Err()
+		if b == nil || ctx.Err() != nil {
+			err = ctx.Err() // a block that came as ctx ended may be short
 			break
 		}
 		if err = write(b); err != nil {

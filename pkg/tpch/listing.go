@@ -3,19 +3,25 @@
 package tpch
 
 import (
+	"context"
 	"fmt"
 	"io"
 )
 
-// WriteRowCounts writes one line per table, "<table> <rows>", in load
+// WriteRowCounts writes one line per table, "<table>\t<rows>", in load
 // order: the rows dbgen writes at scale factor sf (see RowCount).
 func WriteRowCounts(w io.Writer, sf float64) error {
+	return WriteRowCountsContext(context.Background(), w, sf)
+}
+
+// WriteRowCountsContext is WriteRowCounts, stopping when ctx ends.
+func WriteRowCountsContext(ctx context.Context, w io.Writer, sf float64) error {
 	for _, t := range Tables {
-		n, err := RowCount(t, sf)
+		n, err := RowCountContext(ctx, t, sf)
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "%s %d\n", t, n); err != nil {
+		if _, err := fmt.Fprintf(w, "%s\t%d\n", t, n); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,7 @@ func TestWriteRowCounts(t *testing.T) {
 	if err := WriteRowCounts(&b, 0.01); err != nil {
 		t.Fatal(err)
 	}
-	want := "nation 25\nregion 5\npart 2000\nsupplier 100\npartsupp 8000\ncustomer 1500\norders 15000\nlineitem 60175\n"
+	want := "nation\t25\nregion\t5\npart\t2000\nsupplier\t100\npartsupp\t8000\ncustomer\t1500\norders\t15000\nlineitem\t60175\n"
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}

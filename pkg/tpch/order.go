@@ -2,7 +2,10 @@
 
 package tpch
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // orderGen holds the streams of orders and their line items.
 type orderGen struct {
@@ -36,7 +39,7 @@ type lineItem struct {
 // genOrders appends orders first..first+n-1 to ow and their line items to
 // lw; either may be nil. Streams only the skipped table needs are not drawn:
 // each row starts from its own skip-ahead position anyway.
-func (c *genCtx) genOrders(ow, lw *rowBuf, first, n int64) {
+func (c *genCtx) genOrders(ctx context.Context, ow, lw *rowBuf, first, n int64) {
 	var g orderGen
 	g.ckey, g.odate, g.prio, g.clerk, g.cmnt, g.lcnt = newStream(sdOCkey), newStream(sdOOdate),
 		newStream(sdOPrio), newStream(sdOClrk), newStream(sdOCmnt), newStream(sdOLcnt)
@@ -58,7 +61,10 @@ func (c *genCtx) genOrders(ow, lw *rowBuf, first, n int64) {
 		// these two streams are positioned by replaying earlier orders.
 		ostreams = ostreams[1:] // ckey advances on its own
 		g.ckey.seed = advance64(seeds[sdOCkey].value, first-1)
-		g.pkey.seed = c.pk64.seek(first)
+		var ok bool
+		if g.pkey.seed, ok = c.pk64.seek(ctx, first); !ok {
+			return // ctx ended during the replay
+		}
 	}
 	ds := c.ds
 	custMax := c.s.custRows()
@@ -232,8 +238,9 @@ func (c *pk64Cache) store(order, v int64) {
 	c.state[order] = v
 }
 
-// seek returns the state at the start of order r.
-func (c *pk64Cache) seek(r int64) int64 {
+// seek returns the state at the start of order r; ok is false when ctx
+// ended first (far into a scale the replay can take minutes).
+func (c *pk64Cache) seek(ctx context.Context, r int64) (state int64, ok bool) {
 	from, v := int64(1), seeds[sdLPkey].value
 	c.mu.Lock()
 	for k, s := range c.state {
@@ -245,9 +252,12 @@ func (c *pk64Cache) seek(r int64) int64 {
 	lc := newStream(sdOLcnt)
 	lc.seekRow(from)
 	for i := from; i < r; i++ {
+		if (i-from)&(1<<20-1) == 0 && ctx.Err() != nil {
+			return 0, false
+		}
 		n := lc.unif(1, 7)
 		v = advance64(v, n)
 		v = padNth(v, 7-n)
 	}
-	return v
+	return v, true
 }

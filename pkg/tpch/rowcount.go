@@ -3,6 +3,7 @@
 package tpch
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -98,6 +99,12 @@ func (s scale) units(t Table) int64 {
 // per order, so it is computed by running that one stream over all orders
 // (about 1.5 million cheap draws per unit of scale).
 func RowCount(t Table, sf float64) (int64, error) {
+	return RowCountContext(context.Background(), t, sf)
+}
+
+// RowCountContext is RowCount, stopping with ctx's error when ctx ends
+// first (the lineitem count at a large scale runs for minutes).
+func RowCountContext(ctx context.Context, t Table, sf float64) (int64, error) {
 	s, err := newScale(sf)
 	if err != nil {
 		return 0, err
@@ -109,18 +116,21 @@ func RowCount(t Table, sf float64) (int64, error) {
 	case PartSupp:
 		return s.partRows() * suppPerPart, nil
 	case Lineitem:
-		return lineCount(s, 1, s.orderRows()), nil
+		return lineCount(ctx, s, 1, s.orderRows())
 	}
 	return s.units(t), nil
 }
 
 // lineCount sums the line counts of orders first..first+n-1.
-func lineCount(s scale, first, n int64) int64 {
+func lineCount(ctx context.Context, s scale, first, n int64) (int64, error) {
 	st := newStream(sdOLcnt)
 	st.seekRow(first)
 	var total int64
 	for i := int64(0); i < n; i++ {
+		if i&(1<<22-1) == 0 && ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
 		total += st.unif(1, 7)
 	}
-	return total
+	return total, nil
 }

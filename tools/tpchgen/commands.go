@@ -14,7 +14,7 @@ type countCmd struct {
 }
 
 func (c *countCmd) Help() string {
-	return `Prints one line per table, "<table> <rows>", in load order: the rows
+	return `Prints one line per table, "<table>\t<rows>" (a tab between), in load order: the rows
 dbgen writes at this scale factor. The lineitem count is exact; it is found
 by running the stream that decides each order's number of lines, without
 generating any text.`
@@ -24,7 +24,7 @@ func (c *countCmd) Run(e *env) error {
 	if err := tpch.CheckScaleFactor(c.SF); err != nil {
 		return usageError{err}
 	}
-	return tpch.WriteRowCounts(e.stdout, c.SF)
+	return tpch.WriteRowCountsContext(e.ctx, e.stdout, c.SF)
 }
 
 type ddlCmd struct {

@@ -249,7 +249,7 @@ func TestCountCommand(t *testing.T) {
 	if code, msg := call(t, &out, "count", "--sf", "0.01"); code != 0 {
 		t.Fatal(msg)
 	}
-	want := "nation 25\nregion 5\npart 2000\nsupplier 100\npartsupp 8000\ncustomer 1500\norders 15000\nlineitem 60175\n"
+	want := "nation\t25\nregion\t5\npart\t2000\nsupplier\t100\npartsupp\t8000\ncustomer\t1500\norders\t15000\nlineitem\t60175\n"
 	if out.String() != want {
 		t.Errorf("count: got %q, want %q", out.String(), want)
 	}

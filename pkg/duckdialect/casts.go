@@ -52,6 +52,10 @@ func (r *rewriter) typeCast(tc *pg_query.TypeCast) (*pg_query.Node, error) {
 		if len(mods) > 0 {
 			return nil, unsupported("type %s with a precision", name)
 		}
+		if lit, ok := constString(tc.Arg); ok && strings.HasPrefix(name, "int") && !integerText(lit) {
+			// DuckDB rounds '1.5' to 2; PostgreSQL refuses it.
+			return nil, unsupported("'%s'::%s (not an integer's text)", lit, name)
+		}
 		return cast(arg, duck), nil
 	}
 	switch name {
@@ -202,4 +206,20 @@ func isInteger(n *pg_query.Node) bool {
 		}
 	}
 	return false
+}
+
+// integerText reports text PostgreSQL 15 reads as an integer: optional
+// spaces and sign, then decimal digits.
+func integerText(s string) bool {
+	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, "+-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -20,7 +20,7 @@ var templateCodes = []struct{ pg, strf string }{
 	{"DDD", "%j"}, {"Mon", "%b"}, {"Dy", "%a"},
 	{"AM", "%p"}, {"PM", "%p"},
 	{"HH", "%I"}, {"YY", "%y"}, {"MM", "%m"}, {"DD", "%d"},
-	{"MI", "%M"}, {"SS", "%S"}, {"MS", "%g"}, {"US", "%f"},
+	{"MI", "%M"}, {"SSSSS", ""}, {"SSSS", ""}, {"SS", "%S"}, {"MS", "%g"}, {"US", "%f"},
 }
 
 // strftimeFormat translates a template; ok is false for any pattern not
@@ -42,6 +42,9 @@ func strftimeFormat(tmpl string) (string, bool) {
 		matched := false
 		for _, tc := range templateCodes {
 			if strings.HasPrefix(tmpl[i:], tc.pg) {
+				if tc.strf == "" {
+					return "", false // SSSS: seconds past midnight, no strftime code
+				}
 				b.WriteString(tc.strf)
 				i += len(tc.pg)
 				matched = true
@@ -93,7 +96,7 @@ func toChar(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 
 // toDate parses with strptime and keeps the date.
 func toDate(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
-	f, err := templateArg("to_date", fc)
+	f, err := parseTemplateArg("to_date", fc)
 	if err != nil {
 		return nil, err
 	}
@@ -107,15 +110,31 @@ func toTimestamp(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 	if len(fc.Args) == 1 {
 		return call("to_timestamp", fc.Args[0]), nil
 	}
-	f, err := templateArg("to_timestamp", fc)
+	f, err := parseTemplateArg("to_timestamp", fc)
 	if err != nil {
 		return nil, err
 	}
 	return cast(call("strptime", fc.Args[0], strConst(f)), "timestamptz"), nil
 }
 
+// parseTemplateArg is templateArg for parsing, which also refuses YY: a
+// two-digit year is put in the century nearest 2020 by PostgreSQL (69 is
+// 2069) and by another rule by strptime (1969).
+func parseTemplateArg(name string, fc *pg_query.FuncCall) (string, error) {
+	f, err := templateArg(name, fc)
+	if err != nil {
+		return "", err
+	}
+	if strings.Contains(f, "%y") {
+		return "", unsupported("%s with a two-digit year (YY)", name)
+	}
+	return f, nil
+}
+
 // truncFields are the date_trunc units both engines truncate alike.
-var truncFields = wordSet("microseconds milliseconds second minute hour day week month quarter year decade century millennium")
+// Not century or millennium: PostgreSQL's start in year 1 (2000 is in the
+// 20th century), DuckDB's in year 0.
+var truncFields = wordSet("microseconds milliseconds second minute hour day week month quarter year decade")
 
 // dateTrunc keeps date_trunc's result a timestamp for a date argument
 // (DuckDB would return a date): adding a zero interval turns a date into a

@@ -17,12 +17,12 @@ var sameFuncs = wordSet(`
 	bool_and bool_or string_agg covar_pop covar_samp
 	row_number rank dense_rank percent_rank cume_dist ntile lag lead
 	first_value last_value nth_value
-	abs ceil ceiling floor sign sqrt cbrt ln log log10 mod pi
+	abs ceil ceiling floor sign sqrt cbrt ln log log10 pi
 	degrees radians sin cos tan asin acos atan atan2
-	lower upper length char_length character_length replace reverse
+	lower upper length char_length character_length replace
 	left right repeat strpos starts_with
-	md5 ascii chr translate ltrim rtrim
-	now make_date make_timestamp
+	md5 ascii translate ltrim rtrim
+	now make_timestamp
 `)
 
 // renamedFuncs have a DuckDB twin under another name.
@@ -61,6 +61,10 @@ func init() {
 		"pow":             finite,
 		"exp":             finite,
 		"split_part":      splitPart,
+		"make_date":       makeDate,
+		"chr":             chr,
+		"mod":             mod,
+		"reverse":         reverse,
 		"corr":            corr,
 	}
 }
@@ -129,8 +133,17 @@ func extract(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 	us := func() *pg_query.Node {
 		return cast(call("date_part", strConst("microseconds"), fc.Args[1]), "decimal", 18, 0)
 	}
+	name, _ := funcName(fc.Funcname)
 	switch {
-	case extractFields[field]:
+	case extractFields[field] && field != "epoch":
+		// DuckDB's BIGINT would divide as an integer: PostgreSQL's
+		// extract is numeric and date_part double precision.
+		part := call("date_part", strConst(field), fc.Args[1])
+		if strings.EqualFold(name, "date_part") {
+			return cast(part, "double"), nil
+		}
+		return cast(part, "decimal", 18, 0), nil
+	case field == "epoch":
 		return call("date_part", strConst(field), fc.Args[1]), nil
 	case field == "second" || field == "seconds":
 		return op("*", us(), numConst("0.000001")), nil
@@ -268,12 +281,55 @@ func splitPart(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 	if len(fc.Args) != 3 {
 		return nil, unsupported("split_part with %d arguments", len(fc.Args))
 	}
-	n := fc.Args[2]
-	r := call("split_part", fc.Args...)
+	str, delim, n := fc.Args[0], fc.Args[1], fc.Args[2]
+	// An empty delimiter: PostgreSQL's whole string is the one field
+	// (DuckDB splits it into characters); left(s, 0) is '' or NULL, as
+	// the strict function's result.
+	empty := caseWhen(op("=", n, intConst(1)), str,
+		caseWhen(op("=", n, intConst(-1)), str, caseWhen(&pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{Arg: n, Nulltesttype: pg_query.NullTestType_IS_NOT_NULL, Location: -1}}}, call("left", str, intConst(0)), nil)))
+	r := caseWhen(op("=", delim, strConst("")), empty, call("split_part", fc.Args...))
 	if v, ok := constInt(n); ok && v != 0 {
 		return r, nil
 	}
 	return caseWhen(op("=", n, intConst(0)), raise("field position must not be zero"), r), nil
+}
+
+// makeDate maps make_date(y, m, d): PostgreSQL's negative years are BC
+// (-44 is 44 BC, DuckDB's -43) and it has no year 0.
+func makeDate(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	if len(fc.Args) != 3 {
+		return nil, unsupported("make_date with %d arguments", len(fc.Args))
+	}
+	y := fc.Args[0]
+	year := caseWhen(op("<", y, intConst(0)), op("+", y, intConst(1)),
+		caseWhen(op("=", y, intConst(0)), raise("date field value out of range"), y))
+	return call("make_date", year, fc.Args[1], fc.Args[2]), nil
+}
+
+// chr maps chr(n): PostgreSQL refuses 0 (a NUL in text).
+func chr(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	if len(fc.Args) != 1 {
+		return nil, unsupported("chr with %d arguments", len(fc.Args))
+	}
+	n := fc.Args[0]
+	return caseWhen(op("=", n, intConst(0)), raise("null character not permitted"), call("chr", n)), nil
+}
+
+// reverse reverses code points, as PostgreSQL does; DuckDB's reverse
+// keeps a character's combining marks with it (grapheme clusters).
+func reverse(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	if len(fc.Args) != 1 {
+		return nil, unsupported("reverse with %d arguments", len(fc.Args))
+	}
+	return call("array_to_string", call("list_reverse", call("string_split", fc.Args[0], strConst(""))), strConst("")), nil
+}
+
+// mod maps mod(a, b) with PostgreSQL's division by zero error, as "%".
+func mod(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
+	if len(fc.Args) != 2 {
+		return nil, unsupported("mod with %d arguments", len(fc.Args))
+	}
+	return call("mod", fc.Args[0], nonZero(fc.Args[1])), nil
 }
 
 // wordSet makes a set from whitespace-separated words.

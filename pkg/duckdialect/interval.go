@@ -96,30 +96,33 @@ func parseInterval(s string, mask int64) (interval, error) {
 	if len(f) == 0 {
 		return bad()
 	}
+	// A unit given twice ('1 year 1 year') is an error in PostgreSQL.
+	seen := map[string]bool{}
 	for i := 0; i < len(f); i++ {
 		if strings.Contains(f[i], ":") {
 			us, ok := clockMicros(f[i])
-			if !ok {
+			if !ok || seen[":"] {
 				return bad()
 			}
+			seen[":"] = true
 			iv.micros += us
 			continue
 		}
 		if i+1 >= len(f) {
 			return bad()
 		}
-		num, unit := f[i], strings.TrimSuffix(f[i+1], ",")
+		num, unit := f[i], canonicalUnit(strings.TrimSuffix(f[i+1], ","))
 		i++
-		if !addUnit(&iv, num, unit) {
+		if seen[unit] || !addUnit(&iv, num, unit) {
 			return bad()
 		}
+		seen[unit] = true
 	}
 	return iv, nil
 }
 
-// addUnit adds "num unit": whole numbers for calendar units, decimals
-// for seconds and smaller.
-func addUnit(iv *interval, num, unit string) bool {
+// canonicalUnit maps a unit's abbreviations and plurals to one name.
+func canonicalUnit(unit string) string {
 	switch unit {
 	case "ms":
 		unit = "msec"
@@ -132,6 +135,32 @@ func addUnit(iv *interval, num, unit string) bool {
 	default:
 		unit = strings.TrimSuffix(unit, "s")
 	}
+	switch unit {
+	case "yr", "y":
+		unit = "year"
+	case "mon":
+		unit = "month"
+	case "w":
+		unit = "week"
+	case "d":
+		unit = "day"
+	case "hr", "h":
+		unit = "hour"
+	case "min":
+		unit = "minute"
+	case "sec":
+		unit = "second"
+	case "msec":
+		unit = "millisecond"
+	case "usec":
+		unit = "microsecond"
+	}
+	return unit
+}
+
+// addUnit adds "num unit" (unit canonical): whole numbers for calendar
+// units, decimals for seconds and smaller.
+func addUnit(iv *interval, num, unit string) bool {
 	if unit == "second" || unit == "sec" || unit == "millisecond" || unit == "msec" || unit == "microsecond" || unit == "usec" {
 		p, sc, ok := decimalDigits(num)
 		if !ok || p > 18 || sc > 6 {

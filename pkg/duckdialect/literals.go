@@ -13,15 +13,25 @@ import (
 // DuckDB reads 1e5 as a double and literals over 38 digits as doubles, so
 // exponents are expanded and longer literals refused.
 func numericLiteral(s string) (*pg_query.Node, error) {
-	if strings.ContainsAny(s, "eE") {
+	exp := strings.ContainsAny(s, "eE")
+	if exp {
 		plain, ok := expandExponent(s)
 		if !ok {
 			return nil, unsupported("numeric literal %s", s)
 		}
 		s = plain
 	}
-	if _, _, ok := decimalDigits(s); !ok {
+	p, _, ok := decimalDigits(s)
+	if !ok {
 		return nil, unsupported("numeric literal %s (more than 38 digits)", s)
+	}
+	if !strings.Contains(s, ".") {
+		// PostgreSQL's numeric without a point (1e3, or an integer
+		// beyond bigint): DuckDB would read an integer, and divide it
+		// as one.
+		if _, err := strconv.ParseInt(s, 10, 64); exp || err != nil {
+			return cast(numConst(s), "decimal", p, 0), nil
+		}
 	}
 	return numConst(s), nil
 }

@@ -13,7 +13,7 @@ import (
 // PostgreSQL's on the types both engines share (integer "/" given
 // SessionSQL's integer_division).
 var sameOps = map[string]bool{
-	"+": true, "-": true, "*": true, "^": true,
+	"+": true, "-": true, "*": true,
 	"=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true,
 }
 
@@ -52,12 +52,19 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 		}
 		switch {
 		case name == "||":
+			if numberConst(e.Lexpr) && numberConst(e.Rexpr) {
+				return nil, unsupported("|| of two numbers (PostgreSQL has no such operator)")
+			}
 			e.Lexpr, e.Rexpr = concatText(e.Lexpr), concatText(e.Rexpr)
 			return n, nil
 		case comparison[name]:
 			return n, paddedLiteral(e.Lexpr, e.Rexpr)
 		case sameOps[name]:
 			return n, nil
+		case name == "^":
+			// as power(): PostgreSQL errors where DuckDB returns an
+			// infinity or NaN (0 ^ -1, (-8) ^ 0.5, 10 ^ 400)
+			return finite(r, &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("power")}, Args: []*pg_query.Node{e.Lexpr, e.Rexpr}})
 		case name == "/" || name == "%":
 			e.Rexpr = nonZero(e.Rexpr)
 			return n, nil
@@ -141,4 +148,14 @@ func likeEscape(e *pg_query.A_Expr) *pg_query.FuncCall {
 		return nil
 	}
 	return fc
+}
+
+// numberConst reports a numeric literal (after the rewrite: a constant,
+// or a cast of one to DECIMAL).
+func numberConst(n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		n = tc.Arg
+	}
+	c := n.GetAConst()
+	return c != nil && (c.GetIval() != nil || c.GetFval() != nil)
 }

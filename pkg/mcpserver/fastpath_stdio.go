@@ -9,10 +9,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -95,7 +97,13 @@ type stdioFront struct {
 func (fr *stdioFront) read(in io.Reader, toMCP *io.PipeWriter) {
 	br := bufio.NewReader(in)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, tooLong, err := readLine(br, MaxRequestBytes)
+		if tooLong {
+			// As over HTTP (413): the line is skipped, not buffered.
+			fr.w.Write(append(errorReply(nil, mcp.INVALID_REQUEST,
+				fmt.Sprintf("Invalid Request: a message is at most %d bytes", MaxRequestBytes)), '\n'))
+			continue
+		}
 		if err != nil {
 			// A last line without a newline goes to mcp-go, which drops
 			// it at the end of input as it would have.
@@ -178,4 +186,25 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// readLine reads one line of at most max bytes; a longer one is consumed
+// to its end and reported as tooLong, without holding it in memory.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			if tooLong && err == nil {
+				return nil, true, nil
+			}
+			return line, false, err
+		}
+	}
 }

@@ -443,3 +443,24 @@ func TestMCPReviewProtocolVsToolErrors(t *testing.T) {
 		}
 	}
 }
+
+// A stdio message over MaxRequestBytes is answered with -32600 and
+// skipped without being held in memory; the next message is served. Before
+// 2026-12-05 stdio read any line whole (HTTP had no cap either).
+func TestStdioLineLimit(t *testing.T) {
+	fs := newFastServer(t, Config{})
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxRequestBytes) + `"}}`
+	got := stdioRun(t, fs.s, fs.f, []string{big, `{"jsonrpc":"2.0","id":2,"method":"ping"}`}, []bool{true, true})
+	var e struct {
+		ID    any `json:"id"`
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(got[0]), &e); err != nil || e.Error == nil || e.Error.Code != -32600 || e.ID != nil {
+		t.Errorf("over the limit: %.200s, want a -32600 error with id null", got[0])
+	}
+	if !strings.Contains(got[1], `"id":2`) || !strings.Contains(got[1], `"result"`) {
+		t.Errorf("the next message: %.200s, want its result", got[1])
+	}
+}

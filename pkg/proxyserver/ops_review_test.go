@@ -160,32 +160,27 @@ func opsReviewPgErr(err error) *pgconn.PgError {
 // and acquire_timeout gives 53300 naming the pool (verified correct).
 func TestOpsClientLimitsAndAcquireTimeout(t *testing.T) {
 	ctx := context.Background()
-	t.Run("max_clients", func(t *testing.T) {
-		_, addr, _ := opsReviewServe(t, func(c *Config) { c.MaxClients = 1 })
-		url := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
-		a, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close(ctx)
-		_, err = pgx.Connect(ctx, url)
-		if pe := opsReviewPgErr(err); pe == nil || pe.Code != "53300" || !strings.Contains(pe.Message, "too many clients") {
-			t.Errorf("second client over max_clients 1: %v, want 53300 too many clients", err)
-		}
-	})
-	t.Run("acquire_timeout", func(t *testing.T) {
-		_, addr, _ := opsReviewServe(t, func(c *Config) { c.PoolSize = 1; c.AcquireTimeout = 300 * time.Millisecond })
-		url := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
-		a, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close(ctx)
-		_, err = pgx.Connect(ctx, url)
-		if pe := opsReviewPgErr(err); pe == nil || pe.Code != "53300" || !strings.Contains(pe.Message, "within 300ms for pool postgres/postgres") {
-			t.Errorf("second client of a full session pool: %v, want 53300 naming the pool", err)
-		}
-	})
+	for _, tc := range []struct {
+		name, want string
+		edit       func(*Config)
+	}{
+		{"max_clients", "too many clients", func(c *Config) { c.MaxClients = 1 }},
+		{"acquire_timeout", "within 300ms for pool postgres/postgres", func(c *Config) { c.PoolSize = 1; c.AcquireTimeout = 300 * time.Millisecond }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, addr, _ := opsReviewServe(t, tc.edit)
+			url := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
+			a, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close(ctx)
+			_, err = pgx.Connect(ctx, url)
+			if pe := opsReviewPgErr(err); pe == nil || pe.Code != "53300" || !strings.Contains(pe.Message, tc.want) {
+				t.Errorf("second client: %v, want 53300 %q", err, tc.want)
+			}
+		})
+	}
 }
 
 // SIGTERM (context end): a transaction under way finishes, a new client

@@ -42,6 +42,10 @@ type Config struct {
 	Pool *pgxpool.Pool
 	// StatementTimeout bounds each statement; default 30 s.
 	StatementTimeout time.Duration
+	// AcquireTimeout bounds a call's wait for a pool connection while all
+	// are busy; default 30 s. The call then fails with a "try again later"
+	// tool error.
+	AcquireTimeout time.Duration
 	// MaxRows is the most rows run_select returns; default 100. A call's
 	// max_rows may lower it, never raise it.
 	MaxRows int
@@ -100,6 +104,9 @@ func (c *Config) Check() error {
 	if c.StatementTimeout == 0 {
 		c.StatementTimeout = pgexec.DefaultStatementTimeout
 	}
+	if c.AcquireTimeout == 0 {
+		c.AcquireTimeout = pgexec.DefaultAcquireTimeout
+	}
 	if c.MaxRows == 0 {
 		c.MaxRows = pgexec.DefaultMaxRows
 	}
@@ -112,6 +119,8 @@ func (c *Config) Check() error {
 	switch {
 	case c.StatementTimeout < time.Millisecond || c.StatementTimeout.Milliseconds() > 1<<31-1:
 		return fmt.Errorf("statement timeout %v is out of range 1ms..2147483647ms", c.StatementTimeout)
+	case c.AcquireTimeout < time.Millisecond:
+		return fmt.Errorf("acquire timeout %v is under 1ms", c.AcquireTimeout)
 	case c.MaxRows < 1 || c.MaxRows > maxMaxRows:
 		return fmt.Errorf("max rows %d is out of range 1..%d", c.MaxRows, maxMaxRows)
 	case c.RateLimit < 0 || c.RateLimit > 1e6 || math.IsNaN(c.RateLimit):
@@ -185,6 +194,7 @@ func build(cfg Config) (*server.MCPServer, *handler, error) {
 		MaxRows:          catalogMaxRows,
 		MaxBytes:         max(cfg.MaxBytes, 256<<10),
 		StatementTimeout: cfg.StatementTimeout,
+		AcquireTimeout:   cfg.AcquireTimeout,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcpserver: %w", err)
@@ -227,6 +237,7 @@ func (h *handler) executor(maxRows int) (*pgexec.Executor, error) {
 		MaxRows:          maxRows,
 		MaxBytes:         h.cfg.MaxBytes,
 		StatementTimeout: h.cfg.StatementTimeout,
+		AcquireTimeout:   h.cfg.AcquireTimeout,
 	})
 	if err != nil {
 		return nil, err

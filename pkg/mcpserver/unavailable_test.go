@@ -198,3 +198,35 @@ func TestRestartDuringConcurrentRun(t *testing.T) {
 		t.Errorf("pool after the run: total %d, acquired %d", st.TotalConns(), st.AcquiredConns())
 	}
 }
+
+// TestPoolBusyIsNotUnavailable: a call that finds every connection busy for
+// the whole acquire timeout gets a plain "try again later" tool error,
+// neither "database unavailable" nor a retry, and the pool then serves
+// calls again.
+func TestPoolBusyIsNotUnavailable(t *testing.T) {
+	srv, pool := newPoolServer(t, Config{AcquireTimeout: 150 * time.Millisecond, AllowFunctions: []string{"pg_sleep"}}, 1)
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = start(t, c)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT pg_sleep(1.5)"}); isErr {
+			t.Errorf("the call holding the connection: %s", text)
+		}
+	}()
+	for pool.Stat().AcquiredConns() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT 1"})
+	if want := "pgexec: no database connection free within 150ms (all 1 in use by other calls); try again later"; !isErr || text != want {
+		t.Fatalf("busy pool: %q (isError %v), want %q", text, isErr, want)
+	}
+	wg.Wait()
+	if text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT 1 AS one"}); isErr || text != "one:int4\n1\n(1 rows)" {
+		t.Fatalf("after the busy call: %q (isError %v)", text, isErr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -90,6 +91,19 @@ func fromPgError(pe *pgconn.PgError, stage Stage) *QueryError {
 		Stage:    stage,
 		err:      pe,
 	}
+}
+
+// PoolBusyError: every pool connection stayed busy for the whole
+// AcquireTimeout, so the statement was not sent. The database is up; the
+// caller may try again later.
+type PoolBusyError struct {
+	Wait time.Duration
+	Size int // the pool's connections, all of them in use
+}
+
+func (e *PoolBusyError) Error() string {
+	return "pgexec: no database connection free within " + e.Wait.String() +
+		" (all " + strconv.Itoa(e.Size) + " in use by other calls); try again later"
 }
 
 // canceledError reports that the caller's context ended the call; cause is

@@ -41,6 +41,10 @@ type Options struct {
 	// StatementTimeout is SET LOCAL statement_timeout inside the envelope
 	// (default 30 s, at least 1 ms).
 	StatementTimeout time.Duration
+	// AcquireTimeout bounds the wait for a pool connection when every one
+	// is busy (default 30 s, at least 1 ms); the call then fails with
+	// *PoolBusyError instead of queueing for as long as the caller waits.
+	AcquireTimeout time.Duration
 	// Format is the document's format: FormatJSON (the zero value) or
 	// FormatTSV. WithFormat gives the same executor in the other format.
 	Format Format
@@ -77,6 +81,7 @@ const (
 	DefaultMaxBytes         = 32 << 10
 	DefaultMaxValueBytes    = 1 << 20
 	DefaultStatementTimeout = 30 * time.Second
+	DefaultAcquireTimeout   = 30 * time.Second
 
 	maxMaxBytes = 256 << 20 // keeps row offsets within int32
 )
@@ -98,6 +103,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.StatementTimeout == 0 {
 		o.StatementTimeout = DefaultStatementTimeout
 	}
+	if o.AcquireTimeout == 0 {
+		o.AcquireTimeout = DefaultAcquireTimeout
+	}
 	switch {
 	case o.MaxRows < 0 || o.MaxRows >= 1<<31:
 		return o, fmt.Errorf("pgexec: MaxRows %d out of range", o.MaxRows)
@@ -107,6 +115,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("pgexec: MaxValueBytes %d out of range", o.MaxValueBytes)
 	case o.StatementTimeout < time.Millisecond || o.StatementTimeout.Milliseconds() > 1<<31-1:
 		return o, fmt.Errorf("pgexec: StatementTimeout %v out of range [1ms, 24.8 days]", o.StatementTimeout)
+	case o.AcquireTimeout < time.Millisecond:
+		return o, fmt.Errorf("pgexec: AcquireTimeout %v is under 1ms", o.AcquireTimeout)
 	case o.Format >= numFormats:
 		return o, fmt.Errorf("pgexec: unknown %v", o.Format)
 	}
@@ -307,6 +317,10 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 		if cerr := ctx.Err(); cerr != nil {
 			return res, canceledError(cerr)
 		}
+		var busy *PoolBusyError
+		if errors.As(err, &busy) {
+			return res, err
+		}
 		return res, fmt.Errorf("pgexec: acquire connection: %w", err)
 	}
 
@@ -360,9 +374,16 @@ func (r *Result) setDoc(doc []byte, f Format) {
 // pgxpool already destroys connections released in another state; this
 // check makes the envelope independent of how the pool was used before.
 func (e *Executor) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	actx, cancel := context.WithTimeout(ctx, e.opts.AcquireTimeout)
+	defer cancel()
 	for range 3 {
-		conn, err := e.pool.Acquire(ctx)
+		conn, err := e.pool.Acquire(actx)
 		if err != nil {
+			if ctx.Err() == nil && actx.Err() != nil {
+				if st := e.pool.Stat(); st.AcquiredConns() >= st.MaxConns() {
+					return nil, &PoolBusyError{Wait: e.opts.AcquireTimeout, Size: int(st.MaxConns())}
+				}
+			}
 			return nil, err
 		}
 		pc := conn.Conn().PgConn()

@@ -12,6 +12,7 @@ import (
 type serveCmd struct {
 	DatabaseURL         string   `name:"database-url" env:"MCPG_DATABASE_URL" required:"" placeholder:"URL" help:"PostgreSQL connection URL (postgres://user@host/db)."`
 	StatementTimeoutMS  int      `name:"statement-timeout-ms" env:"MCPG_STATEMENT_TIMEOUT_MS" default:"30000" help:"Statement timeout in milliseconds (default: ${default})."`
+	AcquireTimeoutMS    int      `name:"acquire-timeout-ms" env:"MCPG_ACQUIRE_TIMEOUT_MS" default:"30000" help:"How long a call waits for a database connection while all --pool-size are busy, in milliseconds; then it fails with a try-again-later error (default: ${default})."`
 	MaxRows             int      `name:"max-rows" env:"MCPG_MAX_ROWS" default:"100" help:"Most rows a query returns (default: ${default})."`
 	MaxBytes            int      `name:"max-bytes" env:"MCPG_MAX_BYTES" default:"32768" help:"Largest result document in bytes (default: ${default})."`
 	PoolSize            int      `name:"pool-size" env:"MCPG_POOL_SIZE" default:"4" help:"Database connections (default: ${default})."`
@@ -36,6 +37,9 @@ func (c *serveCmd) Run(e *env) error {
 	if c.StatementTimeoutMS < 1 {
 		return usagef("--statement-timeout-ms %d must be at least 1", c.StatementTimeoutMS)
 	}
+	if c.AcquireTimeoutMS < 1 {
+		return usagef("--acquire-timeout-ms %d must be at least 1", c.AcquireTimeoutMS)
+	}
 	if c.MaxRows < 1 {
 		return usagef("--max-rows %d must be at least 1", c.MaxRows)
 	}
@@ -45,6 +49,7 @@ func (c *serveCmd) Run(e *env) error {
 	err := mcpserver.Serve(e.ctx, mcpserver.ServeOptions{
 		Config: mcpserver.Config{
 			StatementTimeout:    time.Duration(c.StatementTimeoutMS) * time.Millisecond,
+			AcquireTimeout:      time.Duration(c.AcquireTimeoutMS) * time.Millisecond,
 			MaxRows:             c.MaxRows,
 			MaxBytes:            c.MaxBytes,
 			AllowFunctions:      c.AllowFunction,

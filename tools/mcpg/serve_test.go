@@ -28,6 +28,7 @@ func TestServeHelpShowsDefaults(t *testing.T) {
 	for _, want := range []string{
 		"--database-url=URL", "$MCPG_DATABASE_URL",
 		"--statement-timeout-ms=30000", "$MCPG_STATEMENT_TIMEOUT_MS",
+		"--acquire-timeout-ms=30000", "$MCPG_ACQUIRE_TIMEOUT_MS",
 		"--max-rows=100", "$MCPG_MAX_ROWS",
 		"--max-bytes=32768", "$MCPG_MAX_BYTES",
 		"--pool-size=4", "$MCPG_POOL_SIZE",

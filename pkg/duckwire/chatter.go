@@ -13,6 +13,16 @@ import (
 // depend on the value, DuckDB follows TimeZone, and reported settings are
 // echoed with ParameterStatus as PostgreSQL does.
 func (ss *session) applySet(st statement) error {
+	if st.local {
+		return ss.setLocal(st)
+	}
+	if ss.inBlock() && st.name != "" {
+		// A plain SET inside a block is also what SET LOCAL returns to.
+		k := strings.ToLower(st.name)
+		if _, ok := ss.block.local[k]; ok {
+			defer func() { ss.block.local[k] = ss.settings.get(k) }()
+		}
+	}
 	if st.name == "" { // RESET ALL: back to the session's defaults, fixed settings untouched
 		fresh := newSettings(ss.srv.cfg, ss.startup)
 		for _, kv := range fresh.all() {
@@ -30,6 +40,31 @@ func (ss *session) applySet(st statement) error {
 		value = newSettings(ss.srv.cfg, ss.startup).get(st.name)
 	}
 	return ss.setOne(st.name, value)
+}
+
+// setLocal runs SET LOCAL: only inside a block (outside, PostgreSQL warns
+// and changes nothing), remembering the session value to return to.
+func (ss *session) setLocal(st statement) error {
+	if !ss.inBlock() {
+		ss.notice("WARNING", "25P01", "SET LOCAL can only be used in transaction blocks")
+		return nil
+	}
+	k := strings.ToLower(st.name)
+	prior, had := ss.settings.vals[k], ss.settings.known(k)
+	value := st.value
+	if st.reset {
+		value = newSettings(ss.srv.cfg, ss.startup).get(st.name)
+	}
+	if err := ss.setOne(st.name, value); err != nil {
+		return err
+	}
+	if _, ok := ss.block.local[k]; !ok {
+		if !had {
+			prior = unsetSetting
+		}
+		ss.block.local[k] = prior
+	}
+	return nil
 }
 
 // fixedSettings cannot be changed by a session.

@@ -14,16 +14,21 @@ import (
 type kind int
 
 const (
-	kindQuery    kind = iota // runs on DuckDB
-	kindEmpty                // nothing but whitespace and comments
-	kindSet                  // SET / RESET
-	kindShow                 // SHOW
-	kindBegin                // BEGIN / START TRANSACTION
-	kindCommit               // COMMIT / END
-	kindRollback             // ROLLBACK / ABORT
-	kindNoop                 // accepted and ignored, answered with tag
-	kindRefused              // a write or an unsupported command: err
-	kindCopyOut              // COPY ... TO STDOUT: query's rows in copy's format
+	kindQuery      kind = iota // runs on DuckDB
+	kindEmpty                  // nothing but whitespace and comments
+	kindSet                    // SET / RESET
+	kindShow                   // SHOW
+	kindBegin                  // BEGIN / START TRANSACTION
+	kindCommit                 // COMMIT / END
+	kindRollback               // ROLLBACK / ABORT
+	kindNoop                   // accepted and ignored, answered with tag
+	kindRefused                // a write or an unsupported command: err
+	kindCopyOut                // COPY ... TO STDOUT: query's rows in copy's format
+	kindSavepoint              // SAVEPOINT name
+	kindRelease                // RELEASE [SAVEPOINT] name
+	kindRollbackTo             // ROLLBACK TO [SAVEPOINT] name
+	kindDeallocate             // DEALLOCATE name | ALL
+	kindDiscardAll             // DISCARD ALL
 )
 
 // statement is one SQL statement and what to do with it.
@@ -34,6 +39,7 @@ type statement struct {
 	name  string    // setting of SET/SHOW; "" for RESET ALL
 	value string    // SET's value; "" with reset
 	reset bool      // SET ... TO DEFAULT / RESET
+	local bool      // SET LOCAL
 	err   error     // why kindRefused
 	query string    // kindCopyOut: the SELECT whose rows it writes
 	copy  *copyOpts // kindCopyOut: the format
@@ -91,27 +97,37 @@ func classify(n *pg_query.Node) statement {
 		return statement{kind: kindShow, tag: "SHOW", name: n.GetVariableShowStmt().GetName()}
 	case n.GetTransactionStmt() != nil:
 		switch n.GetTransactionStmt().GetKind() {
-		case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN, pg_query.TransactionStmtKind_TRANS_STMT_START:
+		case pg_query.TransactionStmtKind_TRANS_STMT_BEGIN:
 			return statement{kind: kindBegin, tag: "BEGIN"}
+		case pg_query.TransactionStmtKind_TRANS_STMT_START:
+			return statement{kind: kindBegin, tag: "START TRANSACTION"}
 		case pg_query.TransactionStmtKind_TRANS_STMT_COMMIT:
 			return statement{kind: kindCommit, tag: "COMMIT"}
 		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK:
 			return statement{kind: kindRollback, tag: "ROLLBACK"}
 		case pg_query.TransactionStmtKind_TRANS_STMT_SAVEPOINT:
-			return statement{kind: kindNoop, tag: "SAVEPOINT"}
+			return statement{kind: kindSavepoint, tag: "SAVEPOINT", name: n.GetTransactionStmt().GetSavepointName()}
 		case pg_query.TransactionStmtKind_TRANS_STMT_RELEASE:
-			return statement{kind: kindNoop, tag: "RELEASE"}
+			return statement{kind: kindRelease, tag: "RELEASE", name: n.GetTransactionStmt().GetSavepointName()}
 		case pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK_TO:
-			return statement{kind: kindNoop, tag: "ROLLBACK"}
+			return statement{kind: kindRollbackTo, tag: "ROLLBACK", name: n.GetTransactionStmt().GetSavepointName()}
 		}
 		return refused(codeNotSupported, "two-phase commit is not supported by qpanalytics")
 	case n.GetDiscardStmt() != nil:
-		return statement{kind: kindNoop, tag: "DISCARD ALL"}
+		switch n.GetDiscardStmt().GetTarget() {
+		case pg_query.DiscardMode_DISCARD_PLANS:
+			return statement{kind: kindNoop, tag: "DISCARD PLANS"}
+		case pg_query.DiscardMode_DISCARD_SEQUENCES:
+			return statement{kind: kindNoop, tag: "DISCARD SEQUENCES"}
+		case pg_query.DiscardMode_DISCARD_TEMP:
+			return statement{kind: kindNoop, tag: "DISCARD TEMP"}
+		}
+		return statement{kind: kindDiscardAll, tag: "DISCARD ALL"}
 	case n.GetDeallocateStmt() != nil:
 		if n.GetDeallocateStmt().GetName() == "" {
-			return statement{kind: kindNoop, tag: "DEALLOCATE ALL"}
+			return statement{kind: kindDeallocate, tag: "DEALLOCATE ALL"}
 		}
-		return statement{kind: kindNoop, tag: "DEALLOCATE"}
+		return statement{kind: kindDeallocate, tag: "DEALLOCATE", name: n.GetDeallocateStmt().GetName()}
 	case n.GetUnlistenStmt() != nil:
 		return statement{kind: kindNoop, tag: "UNLISTEN"}
 	case n.GetCopyStmt() != nil:
@@ -140,9 +156,9 @@ func refused(code, msg string) statement {
 func setStatement(v *pg_query.VariableSetStmt) statement {
 	switch v.GetKind() {
 	case pg_query.VariableSetKind_VAR_SET_VALUE:
-		return statement{kind: kindSet, tag: "SET", name: v.GetName(), value: setValue(v.GetArgs())}
+		return statement{kind: kindSet, tag: "SET", name: v.GetName(), value: setValue(v.GetArgs()), local: v.GetIsLocal()}
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT:
-		return statement{kind: kindSet, tag: "SET", name: v.GetName(), reset: true}
+		return statement{kind: kindSet, tag: "SET", name: v.GetName(), reset: true, local: v.GetIsLocal()}
 	case pg_query.VariableSetKind_VAR_RESET:
 		return statement{kind: kindSet, tag: "RESET", name: v.GetName(), reset: true}
 	case pg_query.VariableSetKind_VAR_RESET_ALL:

@@ -18,6 +18,7 @@ type prepared struct {
 	duckSQL   string
 	duck      *duckStmt // nil for local statements and catalog answers
 	paramOIDs []uint32
+	declared  []uint32      // Parse's own OIDs: such values bind as decoded, cast in the SQL
 	duckTypes []duckdb.Type // DuckDB's parameter types, for coerce
 	cols      []column      // described result; nil: unknown until run
 	busy      bool          // duck has open rows (a suspended portal)
@@ -72,7 +73,7 @@ func (ss *session) parse(body []byte) {
 		ss.fail(errorf(codeSyntax, "cannot insert multiple commands into a prepared statement"))
 		return
 	}
-	ps := &prepared{st: stmts[0], paramOIDs: m.ParameterOIDs}
+	ps := &prepared{st: stmts[0], paramOIDs: m.ParameterOIDs, declared: m.ParameterOIDs}
 	if ps.st.kind == kindCopyOut {
 		ps.st = refused(codeNotSupported, "COPY ... TO STDOUT is supported by qpanalytics in the simple query protocol only")
 	}
@@ -91,6 +92,7 @@ func (ss *session) parse(body []byte) {
 				ss.fail(err)
 				return
 			}
+			sql = castDeclaredParams(sql, m.ParameterOIDs)
 			duck, err := ss.prepareDuck(sql)
 			if err != nil {
 				ss.srv.metrics.query(outcomeError, 0)
@@ -142,7 +144,7 @@ func (ss *session) bind(body []byte) {
 	args := make([]driver.NamedValue, len(m.Parameters))
 	for i, p := range m.Parameters {
 		v, err := decodeParam(ps.paramOIDs[i], formatOf(m.ParameterFormatCodes, i), p)
-		if err == nil && i < len(ps.duckTypes) {
+		if err == nil && i < len(ps.duckTypes) && (i >= len(ps.declared) || declaredCast[ps.declared[i]] == "") {
 			v, err = coerce(v, ps.duckTypes[i])
 		}
 		if err != nil {
@@ -217,7 +219,7 @@ func (ss *session) startPortal(p *portal) bool {
 	if !p.started {
 		p.started, p.t0 = true, time.Now()
 		st := p.ps.st
-		if ss.tx == 'E' && st.kind != kindCommit && st.kind != kindRollback {
+		if ss.tx == 'E' && !endsFailedBlock(st.kind) {
 			p.err = errorf(codeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
 		} else if st.kind == kindQuery && p.ps.duck != nil {
 			p.rs, p.err = ss.runPrepared(p.ps, p.args)

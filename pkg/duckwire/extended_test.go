@@ -36,7 +36,11 @@ func TestSimpleQueryMessages(t *testing.T) {
 	c.send(&pgproto3.Query{String: "show transaction_isolation; show server_version; set application_name = 'x'"})
 	expect(t, c.until('Z'), "T D(repeatable read) C(SHOW) T D(15.0 (qpanalytics)) C(SHOW) S C(SET) Z(I)")
 	c.send(&pgproto3.Query{String: "set timezone = 'Asia/Tokyo'; reset all; show timezone; set server_version = '1'"})
-	expect(t, c.until('Z'), "S C(SET) S S C(RESET) T D(UTC) C(SHOW) E(55P02) Z(I)")
+	// The error ends the Query's implicit block, which undoes its RESET
+	// ALL: application_name is 'x' again, reported before ReadyForQuery.
+	expect(t, c.until('Z'), "S C(SET) S S C(RESET) T D(UTC) C(SHOW) E(55P02) S Z(I)")
+	c.send(&pgproto3.Query{String: "show application_name"})
+	expect(t, c.until('Z'), "T D(x) C(SHOW) Z(I)")
 	c.send(&pgproto3.Query{String: "select version(), current_setting('server_version_num')"})
 	expect(t, c.until('Z'), "T D("+FullVersion+",150000) C(SELECT 1) Z(I)")
 }

@@ -5,7 +5,6 @@ package duckwire
 import (
 	"database/sql/driver"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -101,12 +100,24 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 			return bad()
 		}
 		days := int64(int32(binary.BigEndian.Uint32(b)))
+		switch days {
+		case math.MaxInt32:
+			return "infinity", nil
+		case math.MinInt32:
+			return "-infinity", nil
+		}
 		return time.Unix((days+pgEpochUnixDays)*86400, 0).UTC(), nil
 	case pgwire.OIDTimestamp, pgwire.OIDTimestamptz:
 		if len(b) != 8 {
 			return bad()
 		}
 		us := int64(binary.BigEndian.Uint64(b))
+		switch us {
+		case math.MaxInt64:
+			return "infinity", nil
+		case math.MinInt64:
+			return "-infinity", nil
+		}
 		return time.UnixMicro(pgEpoch.UnixMicro() + us).UTC(), nil
 	case pgwire.OIDInterval:
 		if len(b) != 16 {
@@ -131,15 +142,63 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 	return nil, errorf(codeNotSupported, fmt.Sprintf("binary parameters of type %d are not supported; send them as text", oid))
 }
 
+// decodeByteaText reads bytea's text input as PostgreSQL's byteain does:
+// the hex form (\x, pairs of digits, whitespace between pairs) or the
+// escape form (\\ for a backslash, \ooo for an octal byte).
 func decodeByteaText(s string) (driver.Value, error) {
 	if h, ok := strings.CutPrefix(s, `\x`); ok {
-		out, err := hex.DecodeString(h)
-		if err != nil {
-			return nil, errorf(codeInvalidText, "invalid hexadecimal data in bytea")
+		out := make([]byte, 0, len(h)/2)
+		for i := 0; i < len(h); {
+			if c := h[i]; c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				i++
+				continue
+			}
+			if i+1 >= len(h) {
+				return nil, errorf(codeInvalidText, "invalid hexadecimal data: odd number of digits")
+			}
+			hi, ok1 := hexDigit(h[i])
+			lo, ok2 := hexDigit(h[i+1])
+			if !ok1 || !ok2 {
+				return nil, errorf(codeInvalidText, "invalid hexadecimal digit")
+			}
+			out = append(out, hi<<4|lo)
+			i += 2
 		}
 		return out, nil
 	}
-	return []byte(s), nil
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		switch {
+		case i+1 < len(s) && s[i+1] == '\\':
+			out = append(out, '\\')
+			i++
+		case i+3 < len(s) && s[i+1] >= '0' && s[i+1] <= '3' && isOctal(s[i+2]) && isOctal(s[i+3]):
+			out = append(out, (s[i+1]-'0')<<6|(s[i+2]-'0')<<3|(s[i+3]-'0'))
+			i += 3
+		default:
+			return nil, errorf(codeInvalidText, "invalid input syntax for type bytea")
+		}
+	}
+	return out, nil
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // numericBinaryText decodes numeric_send's format to its text form.

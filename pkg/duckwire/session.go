@@ -36,6 +36,8 @@ type session struct {
 	// returns to, as in PostgreSQL.
 	startup  map[string]string
 	tx       byte // 'I', 'T' or 'E'
+	block    txBlock
+	implicit bool // a Query of several statements runs them as one block, as PostgreSQL
 	skipSync bool // an extended-protocol error: ignore messages until Sync
 
 	stmts   map[string]*prepared
@@ -288,8 +290,13 @@ func (ss *session) parameterStatus(name, value string) {
 }
 
 // errorMsg appends an ErrorResponse.
-func (ss *session) errorMsg(severity, code, msg string) {
-	at := ss.begin('E')
+func (ss *session) errorMsg(severity, code, msg string) { ss.report('E', severity, code, msg) }
+
+// notice appends a NoticeResponse (a WARNING, as PostgreSQL sends them).
+func (ss *session) notice(severity, code, msg string) { ss.report('N', severity, code, msg) }
+
+func (ss *session) report(typ byte, severity, code, msg string) {
+	at := ss.begin(typ)
 	for _, f := range [...]struct {
 		k byte
 		v string

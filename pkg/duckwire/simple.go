@@ -12,14 +12,22 @@ import (
 // stops the rest. The caller appends ReadyForQuery.
 func (ss *session) simpleQuery(sql string) {
 	stmts := split(sql)
+	ok := true
 	for _, st := range stmts {
 		if st.kind == kindEmpty {
 			ss.emptyQuery()
-			return
+			break
+		}
+		if len(stmts) > 1 && ss.tx == 'I' && !ss.implicit {
+			ss.startImplicit()
 		}
 		if !ss.runStatement(st, nil, nil, 0, true) {
-			return
+			ok = false
+			break
 		}
+	}
+	if ss.implicit {
+		ss.endBlock(ok)
 	}
 }
 
@@ -27,7 +35,7 @@ func (ss *session) simpleQuery(sql string) {
 // sends its results (with RowDescription when describe is set); false
 // when it failed (the error has been sent).
 func (ss *session) runStatement(st statement, args []driver.NamedValue, formats []int16, max int64, describe bool) bool {
-	if ss.tx == 'E' && st.kind != kindCommit && st.kind != kindRollback {
+	if ss.tx == 'E' && !endsFailedBlock(st.kind) {
 		ss.errorMsg("ERROR", codeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block")
 		return false
 	}
@@ -78,6 +86,11 @@ func rowsTag(tag string, n int64) string {
 	return tag + " " + strconv.FormatInt(n, 10)
 }
 
+// endsFailedBlock tells the statements an aborted block still runs.
+func endsFailedBlock(k kind) bool {
+	return k == kindCommit || k == kindRollback || k == kindRollbackTo
+}
+
 // start begins a statement: local ones are answered here (a nil
 // resultSet and a tag, or local rows), queries run on DuckDB.
 func (ss *session) start(st statement, args []driver.NamedValue) (resultSet, string, error) {
@@ -91,22 +104,29 @@ func (ss *session) start(st statement, args []driver.NamedValue) (resultSet, str
 		rs, err := ss.show(st.name)
 		return rs, "SHOW", err
 	case kindBegin:
-		if ss.tx == 'I' {
-			ss.tx = 'T'
+		switch {
+		case ss.implicit: // BEGIN in a Query of several statements: the block so far is its start
+			ss.tx, ss.implicit = 'T', false
+		case ss.tx == 'I':
+			ss.beginBlock()
 		}
-		return nil, "BEGIN", nil
+		return nil, st.tag, nil
 	case kindCommit:
 		tag := "COMMIT"
 		if ss.tx == 'E' {
 			tag = "ROLLBACK"
 		}
-		ss.tx = 'I'
-		ss.dropPortals()
+		ss.endBlock(tag == "COMMIT")
 		return nil, tag, nil
 	case kindRollback:
-		ss.tx = 'I'
-		ss.dropPortals()
+		ss.endBlock(false)
 		return nil, "ROLLBACK", nil
+	case kindSavepoint, kindRelease, kindRollbackTo:
+		return nil, st.tag, ss.savepointCmd(st)
+	case kindDeallocate:
+		return nil, st.tag, ss.deallocate(st)
+	case kindDiscardAll:
+		return nil, st.tag, ss.discardAll()
 	case kindNoop:
 		return nil, st.tag, nil
 	case kindEmpty:

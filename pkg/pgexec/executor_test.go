@@ -324,7 +324,7 @@ func TestOptions(t *testing.T) {
 		}
 	}
 	e := newExec(t, pool, Options{})
-	if e.opts != (Options{MaxRows: 100, MaxBytes: 32768, MaxValueBytes: 1 << 20, StatementTimeout: 30e9}) {
+	if e.opts != (Options{MaxRows: 100, MaxBytes: 32768, MaxValueBytes: 1 << 20, StatementTimeout: 30e9, AcquireTimeout: 30e9}) {
 		t.Fatalf("defaults %+v", e.opts)
 	}
 }

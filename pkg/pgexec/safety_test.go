@@ -370,3 +370,45 @@ func TestOperatorsOfPostgreSQL(t *testing.T) {
 		t.Error("##>, which pg_catalog does not have, was accepted")
 	}
 }
+
+// TestAttributeFunctionsOfPostgreSQL checks safesql's list of functions
+// that attribute notation can call ((1).f and rel.f run f(1) and f(rel)
+// when there is no column f) against the server's pg_catalog: for each,
+// the field selection is refused exactly when the plain call is.
+func TestAttributeFunctionsOfPostgreSQL(t *testing.T) {
+	a := admin(t)
+	rows, err := a.Query(testCtx(t), `SELECT DISTINCT proname::text FROM pg_catalog.pg_proc p
+		WHERE pronamespace = 'pg_catalog'::regnamespace AND pronargs >= 1 AND pronargs - pronargdefaults <= 1
+		AND proargtypes[0] <> 'pg_catalog.internal'::regtype
+		AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_type t WHERE t.typname = p.proname AND t.typnamespace = 'pg_catalog'::regnamespace)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fns []string
+	for rows.Next() {
+		var f string
+		if err := rows.Scan(&f); err != nil {
+			t.Fatal(err)
+		}
+		fns = append(fns, f)
+	}
+	if err := rows.Err(); err != nil || len(fns) < 500 {
+		t.Fatalf("%d functions: %v", len(fns), err)
+	}
+	v := newValidator(t, safesql.Options{CacheSize: -1})
+	refused := 0
+	for _, f := range fns {
+		q := `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
+		callErr := v.Validate("SELECT " + q + "(1)")
+		attrErr := v.Validate("SELECT (1)." + q)
+		if (callErr == nil) != (attrErr == nil) {
+			t.Errorf("%s: call %v, attribute notation %v", f, callErr, attrErr)
+		}
+		if attrErr != nil {
+			refused++
+		}
+	}
+	if refused < 100 {
+		t.Errorf("only %d of %d refused", refused, len(fns))
+	}
+}

@@ -29,7 +29,10 @@ import "strings"
 // query_to_xml and the rest of the *_to_xml family, ts_stat, ts_rewrite,
 // pg_notify, pg_stat_reset*, setseed, pg_input_is_valid (it runs the input
 // function of a type named in a string), and the functions that read
-// server files (pg_hba_file_rules, pg_current_logfile, pg_control_*).
+// server files (pg_hba_file_rules, pg_current_logfile, pg_control_*);
+// xpath, xpath_exists and xmlexists (and XMLTABLE): libxml2 evaluates an
+// XPath without checking for interrupts, so statement_timeout cannot stop
+// an expression whose cost grows with the cube of the document.
 var builtinFunctions = wordSet(`
 abs cbrt ceil ceiling degrees div exp factorial floor gcd lcm ln log log10
 min_scale mod pi power radians round scale sign sqrt trim_scale trunc
@@ -103,7 +106,7 @@ to_regclass to_regtype to_regtypemod to_regproc to_regprocedure to_regoper
 to_regoperator to_regnamespace to_regrole to_regcollation
 xmlcomment
 xml_is_well_formed xml_is_well_formed_document
-xml_is_well_formed_content xpath xpath_exists xmlexists xmltext
+xml_is_well_formed_content xmltext
 current_database current_query current_schema
 current_schemas current_user session_user system_user
 inet_client_addr inet_client_port inet_server_addr inet_server_port

@@ -55,6 +55,8 @@ var checkInputs = map[string][]string{
 	"RangeTableSample": {"method"},
 	"SubLink":          {"oper_name"},
 	"SortBy":           {"use_op"},
+	"ColumnRef":        {"fields"},
+	"A_Indirection":    {"indirection"},
 }
 
 var jmsgs = func() map[protoreflect.MessageDescriptor]*jmsg {
@@ -467,7 +469,8 @@ func (w *jwalker) input(typ string, f *jfield) bool {
 	switch {
 	case f.name == "funcname" && typ == "FuncCall", f.name == "name" && typ == "A_Expr",
 		f.name == "names" && typ == "TypeName", f.name == "method" && typ == "RangeTableSample",
-		f.name == "oper_name" && typ == "SubLink", f.name == "use_op" && typ == "SortBy":
+		f.name == "oper_name" && typ == "SubLink", f.name == "use_op" && typ == "SortBy",
+		f.name == "fields" && typ == "ColumnRef", f.name == "indirection" && typ == "A_Indirection":
 		return w.readNames()
 	case f.name == "pct_type" && typ == "TypeName":
 		b, ok := w.bool()
@@ -491,6 +494,12 @@ func (w *jwalker) check(typ, ctx string, pos int) *Refusal {
 		return w.v.checkFuncName(n, pos)
 	case "A_Expr", "SubLink", "SortBy":
 		return checkOperator(n, pos)
+	case "ColumnRef":
+		if len(n) > 1 {
+			return w.v.checkAttrCalls(n[1:], pos)
+		}
+	case "A_Indirection":
+		return w.v.checkAttrCalls(n, pos)
 	case "TypeName":
 		if len(n) > 1 && n[0] != "pg_catalog" {
 			q := strings.Join(n, ".")

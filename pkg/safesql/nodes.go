@@ -16,7 +16,7 @@ ResTarget ColumnRef A_Star A_Expr A_Indices A_Indirection A_ArrayExpr
 ParamRef TypeCast TypeName CollateClause
 FuncCall NamedArgExpr
 RangeVar RangeSubselect RangeFunction JoinExpr Alias
-RangeTableSample RangeTableFunc RangeTableFuncCol ColumnDef
+RangeTableSample ColumnDef
 SubLink CommonTableExpr WithClause CTESearchClause CTECycleClause
 SortBy WindowDef GroupingSet GroupingFunc
 CaseExpr CaseWhen BoolExpr NullTest BooleanTest CoalesceExpr MinMaxExpr
@@ -52,6 +52,7 @@ var tablesampleMethods = wordSet(`bernoulli system`)
 // refusedReasons gives a clearer reason for node types that agents reach
 // for most often; any other refused type gets "<Type> is not allowed".
 var refusedReasons = map[string]string{
+	"RangeTableFunc":    "XMLTABLE is not allowed: libxml2 evaluates its XPath without checking for interrupts, so statement_timeout could not stop it",
 	"LockingClause":     "locking clauses (FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE, FOR KEY SHARE) are not allowed",
 	"IntoClause":        "SELECT INTO creates a table and is not allowed",
 	"InsertStmt":        "INSERT is not allowed (only SELECT, EXPLAIN and SHOW)",

@@ -32,7 +32,7 @@ type nodeInfo struct {
 // checkedNodes are the message types with rules in (*walker).check.
 var checkedNodes = map[string]bool{
 	"FuncCall": true, "A_Expr": true, "TypeName": true, "DefElem": true, "ExplainStmt": true, "RangeTableSample": true,
-	"SubLink": true, "SortBy": true,
+	"SubLink": true, "SortBy": true, "ColumnRef": true, "A_Indirection": true,
 }
 
 // nodeInfoByIndex is nodeInfos by the message's index in pg_query's proto
@@ -185,6 +185,12 @@ func (w *walker) check(m protoreflect.Message, ctx string, pos int) *Refusal {
 		return checkOperator(names(n.OperName), pos)
 	case *pg_query.SortBy: // ORDER BY x USING op
 		return checkOperator(names(n.UseOp), pos)
+	case *pg_query.ColumnRef: // rel.f: f(rel) when rel has no column f
+		if len(n.Fields) > 1 {
+			return w.v.checkAttrCalls(names(n.Fields[1:]), pos)
+		}
+	case *pg_query.A_Indirection: // (expr).f: f(expr)
+		return w.v.checkAttrCalls(names(n.Indirection), pos)
 	case *pg_query.TypeName:
 		if len(n.Names) > 1 && n.Names[0].GetString_().GetSval() != "pg_catalog" {
 			return refuse(pos, qualified(n.Names), "type "+qualified(n.Names)+

@@ -243,6 +243,11 @@ func (c *Conn) Read(p []byte) (int, error) {
 		if c.closed.Load() {
 			return 0, c.opError("read", net.ErrClosed)
 		}
+		if c.handler == nil && expired(&c.rdl) {
+			// As net.Conn: a passed deadline fails the call even when
+			// bytes are waiting (the proxy stops a killed client so).
+			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		}
 		if c.batched {
 			if n, err, ok := c.readPre(p); ok {
 				return n, err
@@ -319,6 +324,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 	for done < len(p) {
 		if c.closed.Load() {
 			return done, c.opError("write", net.ErrClosed)
+		}
+		if c.handler == nil && expired(&c.wdl) {
+			return done, c.opError("write", os.ErrDeadlineExceeded)
 		}
 		n, e := c.sys(syscall.SYS_WRITE, p[done:])
 		switch e {
@@ -454,6 +462,12 @@ func nudge(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
+}
+
+// expired tells whether the deadline dl holds has passed.
+func expired(dl *atomic.Int64) bool {
+	d := dl.Load()
+	return d != 0 && time.Now().UnixNano() >= d
 }
 
 // wait blocks until the read (or write) token comes, the deadline

@@ -369,9 +369,10 @@ func Adopter(loops ...*Loop) func(net.Conn) (net.Conn, error) {
 var ErrNotSocket = errors.New("netloop: not a socket the runtime polls")
 
 // Adopt takes c's socket out of the runtime's poller into the loop: it
-// duplicates the descriptor, closes c (which deregisters the original
-// without ending the connection) and returns a Conn on the duplicate.
-// c must be idle: no reads or writes under way.
+// duplicates the descriptor, registers the duplicate, then closes c
+// (which deregisters the original without ending the connection) and
+// returns a Conn on the duplicate. c must be idle: no reads or writes
+// under way. On an error c is left open, so the caller can go on with it.
 func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
@@ -385,8 +386,12 @@ func (l *Loop) Adopt(c net.Conn) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netloop: adopt: %w", err)
 	}
+	nc, err := l.AdoptFD(fd, c.LocalAddr(), c.RemoteAddr())
+	if err != nil {
+		return nil, err // AdoptFD closed the duplicate; c is still the caller's
+	}
 	c.Close()
-	return l.AdoptFD(fd, c.LocalAddr(), c.RemoteAddr())
+	return nc, nil
 }
 
 // AdoptFD registers fd, a non-blocking socket no other poller has (one

@@ -371,6 +371,10 @@ func (s *session) run(welcomed, handed bool, back error) {
 					final = k
 					return
 				}
+				// Messages read before the bad frame or the end of the
+				// stream still reach the server, as PostgreSQL runs what
+				// it read before.
+				s.flushServer()
 				var oe *pgwire.OversizeError
 				var fe *pgwire.FrameError
 				switch {
@@ -384,6 +388,10 @@ func (s *session) run(welcomed, handed bool, back error) {
 				return
 			}
 			if err := s.handle(typ, body, s.fr.Message()); err != nil {
+				// A Query sent with Terminate in one write (COMMIT, then
+				// X) is sent before the session ends: a direct server runs
+				// it too.
+				s.flushServer()
 				final = s.finalOf(err)
 				return
 			}
@@ -436,7 +444,7 @@ func (s *session) welcome() error {
 		pgwire.WriteError(s.client.Conn, "FATAL", sqlstateOf(err), "qprouter: "+err.Error())
 		return err
 	}
-	if err := s.syncServer(srv, true); err != nil {
+	if err := s.syncServer(srv); err != nil {
 		var se *pool.ServerError
 		if errors.As(err, &se) {
 			// A startup setting the server refuses refuses the login,
@@ -540,9 +548,10 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 const unknownVars = "\x00unknown"
 
 // syncServer replays the client's settings on srv when they differ from
-// what srv has. A setting the server refuses is logged, or, when strict
-// (the startup), returned as the *pool.ServerError.
-func (s *session) syncServer(srv *pool.Conn, strict bool) error {
+// what srv has. A setting the server refuses is returned as the
+// *pool.ServerError: at the startup it refuses the login, later it ends
+// the session (the server is left in an unknown state and discarded).
+func (s *session) syncServer(srv *pool.Conn) error {
 	sst, _ := srv.State.(*serverState)
 	if sst == nil {
 		sst = newServerState()
@@ -561,12 +570,12 @@ func (s *session) syncServer(srv *pool.Conn, strict bool) error {
 	st, err := srv.Exec(ctx, q)
 	var se *pool.ServerError
 	if errors.As(err, &se) {
+		// The replay is one implicit transaction: its failure also undid
+		// the reset, so the server still has the previous client's
+		// settings and role. The caller must not use it.
 		s.p.log.Debug("proxy: settings replay failed", "err", err)
 		sst.varsKey = unknownVars
-		if strict {
-			return err
-		}
-		return nil
+		return err
 	}
 	if err != nil {
 		return err
@@ -704,8 +713,12 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 		if err != nil {
 			return nil, &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
 		}
-		if err := s.syncServer(srv, false); err != nil {
+		if err := s.syncServer(srv); err != nil {
 			pl.Discard(srv)
+			var se *pool.ServerError
+			if errors.As(err, &se) {
+				return nil, &clientError{se.Code, "qprouter: this session's settings could not be restored on another server connection: " + se.Message}
+			}
 			return nil, &clientError{"08006", "qprouter: " + err.Error()}
 		}
 		s.attach(srv)

@@ -12,12 +12,14 @@ import (
 
 // pinPattern matches statements whose effects outlive the transaction on
 // that server connection: LISTEN, session advisory locks, WITH HOLD
-// cursors, temporary tables and SQL-level PREPARE. Objects named in the
+// cursors, temporary tables and views (also CREATE OR REPLACE TEMP VIEW)
+// and SQL-level PREPARE (PREPARE name AS or PREPARE name (types), in any
+// statement of a text, after comments too). Objects named in the
 // pg_temp schema ("create function pg_temp.f()", the usual way to make a
 // temporary function) are temporary too. It is text matching, so a match
 // inside a string literal or comment pins too (harmless: the client just
 // keeps its server).
-var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|^\s*prepare\s|\bpg_temp(_\d+)?\s*\.`)
+var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(or\s+replace\s+)?(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|\bprepare\s+("[^"]*"|\w+)\s*(\(|as\b)|\bpg_temp(_\d+)?\s*\.`)
 
 // pinWords are words that every match of pinPattern contains: a statement
 // without any of them cannot pin, and the regexp (a fifth of the proxy's
@@ -147,7 +149,7 @@ func splitVarOps(sql string, backslash bool) []varOp {
 			case f[1] == "session" && len(f) >= 3 && f[2] == "authorization":
 				ops = append(ops, varOp{reset: true, key: "session_authorization", tag: "RESET"})
 			default:
-				ops = append(ops, varOp{reset: true, key: strings.Trim(f[1], `"`), tag: "RESET"})
+				ops = append(ops, varOp{reset: true, key: varAlias(strings.Trim(f[1], `"`)), tag: "RESET"})
 			}
 		case f[0] == "discard" && len(f) >= 2 && f[1] == "all":
 			ops = append(ops, varOp{reset: true, discard: true, tag: "DISCARD ALL"})
@@ -184,14 +186,44 @@ func setOp(st string, f []string) varOp {
 		}
 		i = 2
 	}
-	name, _, _ := strings.Cut(f[i], "=") // SET name=value is two words
+	name, after, _ := strings.Cut(f[i], "=") // SET name=value is two words
 	switch name {
 	case "local", "transaction", "constraints":
 		return varOp{tx: txIgnore, tag: "SET"}
-	case "time":
-		name = "timezone"
 	}
-	return varOp{key: strings.Trim(name, `"`), stmt: st, tag: "SET"}
+	rest := f[i+1:]
+	if (name == "time" && len(rest) > 0 && rest[0] == "zone") || (name == "xml" && len(rest) > 0 && rest[0] == "option") {
+		rest = rest[1:]
+	}
+	key := varAlias(strings.Trim(name, `"`))
+	// SET name TO DEFAULT (and SET TIME ZONE LOCAL) is RESET name.
+	val := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(after+" "+strings.Join(rest, " ")), ";"))
+	if v, ok := strings.CutPrefix(val, "to "); ok {
+		val = strings.TrimSpace(v)
+	} else if v, ok := strings.CutPrefix(val, "="); ok {
+		val = strings.TrimSpace(v)
+	}
+	if val == "default" || (key == "timezone" && val == "local") {
+		return varOp{reset: true, key: key, tag: "SET"}
+	}
+	return varOp{key: key, stmt: st, tag: "SET"}
+}
+
+// varAlias is the setting a SET or RESET form names: SET TIME ZONE is
+// timezone, SET SCHEMA search_path, SET NAMES client_encoding, SET XML
+// OPTION xmloption, as PostgreSQL's grammar maps them.
+func varAlias(name string) string {
+	switch name {
+	case "time":
+		return "timezone"
+	case "schema":
+		return "search_path"
+	case "names":
+		return "client_encoding"
+	case "xml":
+		return "xmloption"
+	}
+	return name
 }
 
 // sessionCharacteristics is what SET SESSION CHARACTERISTICS AS
@@ -616,15 +648,18 @@ func (v vars) key() string {
 	for k := range v {
 		names = append(names, k)
 	}
-	// The session authorization first: setting it resets the role.
+	// The session authorization and then the role last: setting the
+	// authorization resets the role, and a client that drops privileges
+	// (SET ROLE to a lesser role) usually does so after setting what
+	// only the login user may set.
 	rank := func(k string) int {
 		switch k {
 		case "session_authorization":
-			return 0
-		case "role":
 			return 1
+		case "role":
+			return 2
 		}
-		return 2
+		return 0
 	}
 	sort.Slice(names, func(i, j int) bool {
 		if ri, rj := rank(names[i]), rank(names[j]); ri != rj {

@@ -63,10 +63,16 @@ func (h *hist) add(d time.Duration) {
 // quantile returns the q-quantile by nearest rank: the midpoint of the
 // bucket holding the ceil(q*count)-th smallest duration, clamped to
 // [min, max]. Within the 2^10..2^40 ns range it is within 1/16 (6.25 %) of
-// that duration.
+// that duration. count (the calls) only tells whether there are any.
 func (h *hist) quantile(q float64, count uint64, min, max time.Duration) time.Duration {
 	if count == 0 {
 		return 0
+	}
+	// The rank comes from the buckets' own total: a bucket that saturated
+	// (2^32-1 calls of one shape) would otherwise push every rank past it.
+	count = 0
+	for i := range h {
+		count += uint64(h[i])
 	}
 	rank := uint64(math.Ceil(q * float64(count)))
 	if rank < 1 {

@@ -129,14 +129,21 @@ type normalizer struct {
 
 	literals int // constants replaced by placeholders (not $n parameters)
 
-	prev      kind
-	prevWord  int  // start in out of the previous token when it is a kWord
-	prevIsBy  bool // previous token is "by" after "order" or "group"
-	byList    bool // inside an ORDER BY or GROUP BY list at byDepth
-	byDepth   int
-	lastNotSc int // len(out) after the last token that is not ';'
-	lst       list
-	vals      valuesRows
+	prev     kind
+	prevWord int  // start in out of the previous token when it is a kWord
+	prevIsBy bool // previous token is "by" after "order" or "group"
+	byList   bool // inside an ORDER BY or GROUP BY list at byDepth
+	byDepth  int
+	// Brackets whose integer elements are output-column positions too:
+	// DISTINCT ON (...) and ROLLUP, CUBE, GROUPING SETS (...) in a BY list
+	// (posDepth, nested brackets included), and a bracket of its own in a
+	// BY list, ORDER BY (2) (byParen).
+	posDepth   int
+	byParen    int
+	distinctOn bool // the previous word is "on" after "distinct"
+	lastNotSc  int  // len(out) after the last token that is not ';'
+	lst        list
+	vals       valuesRows
 }
 
 // Append appends the normalized text of sql to dst and returns the extended
@@ -233,8 +240,10 @@ func (n *normalizer) run() {
 	}
 }
 
+// skipLineComment skips a -- comment, which ends at \n or \r as in
+// PostgreSQL's lexer.
 func skipLineComment(s string, i int) int {
-	for i < len(s) && s[i] != '\n' {
+	for i < len(s) && s[i] != '\n' && s[i] != '\r' {
 		i++
 	}
 	return i
@@ -405,13 +414,27 @@ func isHex(c byte) bool {
 }
 
 func (n *normalizer) numberToken(start, end int, isInt bool) {
-	if isInt && n.byList && n.depth == n.byDepth && (n.prevIsBy || n.prev == kComma) {
+	if isInt && (n.byList && n.depth == n.byDepth && (n.prevIsBy || n.prev == kComma) || n.positionInBrackets(end)) {
 		n.emit(kInt)
 		n.out = append(n.out, n.src[start:end]...)
 		n.listToken(kInt)
 		return
 	}
 	n.constant()
+}
+
+// positionInBrackets tells whether an integer ending at end is an element
+// on its own of a bracket whose elements are column positions.
+func (n *normalizer) positionInBrackets(end int) bool {
+	inPos := n.posDepth > 0 && n.depth >= n.posDepth && (n.prev == kOpen || n.prev == kComma)
+	inParen := n.byParen > 0 && n.depth == n.byParen && n.prev == kOpen
+	if !inPos && !inParen {
+		return false
+	}
+	for end < len(n.src) && (n.src[end] == ' ' || n.src[end] == '\t' || n.src[end] == '\n' || n.src[end] == '\r') {
+		end++
+	}
+	return end < len(n.src) && (n.src[end] == ')' || (inPos && n.src[end] == ','))
 }
 
 // operator scans a run of operator characters with PostgreSQL's rules: a
@@ -617,6 +640,7 @@ func (n *normalizer) word(w string) {
 	if string(lw) == "values" {
 		n.vals = valuesRows{on: true, depth: n.depth, expectRow: true}
 	}
+	n.distinctOn = string(lw) == "on" && string(prevW) == "distinct"
 	n.prevWord, n.prevIsBy = at, isBy
 }
 
@@ -679,16 +703,20 @@ func (n *normalizer) operand() bool {
 	return false
 }
 
+// isGroupingWord tells the words whose bracket in a GROUP BY list holds
+// grouping elements: ROLLUP (...), CUBE (...), GROUPING SETS (...).
+func isGroupingWord(w string) bool { return w == "rollup" || w == "cube" || w == "sets" }
+
 // exprKeyword reports whether an expression may start right after the
 // keyword w.
 func exprKeyword(w string) bool {
 	switch w {
 	case "select", "where", "and", "or", "not", "when", "then", "else", "case", "limit",
 		"offset", "between", "like", "ilike", "in", "is", "values", "return", "returning",
-		"by", "having", "set", "on", "distinct", "all", "any", "some", "array", "exists",
-		"escape", "similar", "to", "from", "as", "with", "using", "over", "filter",
-		"union", "intersect", "except", "do", "default", "elsif", "if", "into", "join",
-		"lateral", "rows", "row", "only", "fetch", "first", "next", "both", "leading",
+		"by", "having", "on", "distinct", "all", "any", "some", "array", "exists",
+		"escape", "similar", "to", "from", "as", "with", "using",
+		"union", "intersect", "except", "do", "default", "into", "join",
+		"lateral", "only", "fetch", "both", "leading",
 		"trailing", "for", "overlaps", "isnull", "notnull", "collate":
 		return true
 	}
@@ -752,6 +780,16 @@ func (n *normalizer) open(c byte) {
 	}
 	startList := n.prev == kWord && ((c == '(' && string(n.out[n.prevWord:]) == "in") ||
 		(c == '[' && string(n.out[n.prevWord:]) == "array"))
+	if c == '(' && n.posDepth == 0 {
+		switch {
+		case n.prev == kWord && n.distinctOn:
+			n.posDepth = n.depth + 1
+		case n.prev == kWord && n.byList && n.depth == n.byDepth && isGroupingWord(string(n.out[n.prevWord:])):
+			n.posDepth = n.depth + 1
+		case n.byList && n.depth == n.byDepth && (n.prevIsBy || n.prev == kComma):
+			n.byParen = n.depth + 1
+		}
+	}
 	if sp {
 		n.out = append(n.out, ' ')
 	}
@@ -785,6 +823,12 @@ func (n *normalizer) closeBracket(c byte) {
 	}
 	if n.byList && n.depth == n.byDepth {
 		n.byList = false
+	}
+	if n.depth == n.posDepth {
+		n.posDepth = 0
+	}
+	if n.depth == n.byParen {
+		n.byParen = 0
 	}
 	if n.vals.on && n.depth == n.vals.depth+1 {
 		n.closeRow(c)

@@ -78,8 +78,8 @@ func logicalLines(r io.Reader) ([]line, error) {
 			start = n
 		}
 		if strings.HasSuffix(t, "\\") {
+			// Joined as PostgreSQL joins them: with nothing between.
 			cur.WriteString(t[:len(t)-1])
-			cur.WriteByte(' ')
 			continue
 		}
 		cur.WriteString(t)
@@ -298,11 +298,17 @@ func names(toks []token, dir, what string) ([]name, error) {
 		case t.quoted:
 			out = append(out, name{text: t.text})
 		case strings.HasPrefix(t.text, "@"):
-			inc, err := include(filepath.Join(dir, t.text[1:]))
+			// As PostgreSQL: an absolute name as it is, a relative one
+			// from the directory of the file that names it.
+			path := t.text[1:]
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			inc, err := include(path)
 			if err != nil {
 				return nil, err
 			}
-			more, err := names(inc, dir, what)
+			more, err := names(inc, filepath.Dir(path), what)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", t.text, err)
 			}
@@ -326,13 +332,18 @@ func names(toks []token, dir, what string) ([]name, error) {
 // include reads the names of an @file: tokens separated by whitespace or
 // commas, on any number of lines.
 func include(path string) ([]token, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	lines, err := logicalLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	var out []token
-	for _, l := range strings.Split(string(b), "\n") {
-		fields, err := tokenize(l)
+	for _, l := range lines {
+		fields, err := tokenize(l.text)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -238,22 +239,85 @@ func (d *Decoder) checkUTF8(b *Batch) error {
 		if v.Kind == KindList {
 			v = v.Elem
 		}
-		if (v.Kind != KindText && v.Kind != KindJSON) || isASCII(v.Data) {
+		if v.Kind != KindText && v.Kind != KindJSON {
+			continue
+		}
+		rowOf := func(j int) int64 {
+			row := j
+			if b.Cols[i].Kind == KindList { // find the list holding element j
+				for row = 0; b.Cols[i].ListOff[row+1] <= j; row++ {
+				}
+			}
+			return d.row - int64(b.Len) + int64(row)
+		}
+		if v.Kind == KindJSON && bytes.Contains(v.Data, []byte(`\u`)) {
+			for j := range v.Len() {
+				if loneSurrogate(v.Bytes(j)) {
+					return &DecodeError{Table: d.Table, Column: d.cols[i].Name, Row: rowOf(j), Offset: -1,
+						Err: errors.New(`json holds a \u escape of an unpaired UTF-16 surrogate (\ud800-\udfff), which PostgreSQL's json accepts and DuckDB's JSON cannot read`)}
+				}
+			}
+		}
+		if isASCII(v.Data) {
 			continue
 		}
 		for j := range v.Len() {
 			if !utf8.Valid(v.Bytes(j)) {
-				row := j
-				if b.Cols[i].Kind == KindList { // find the list holding element j
-					for row = 0; b.Cols[i].ListOff[row+1] <= j; row++ {
-					}
-				}
-				return &DecodeError{Table: d.Table, Column: d.cols[i].Name, Row: d.row - int64(b.Len) + int64(row), Offset: -1,
+				return &DecodeError{Table: d.Table, Column: d.cols[i].Name, Row: rowOf(j), Offset: -1,
 					Err: errors.New("text is not valid UTF-8, which DuckDB VARCHAR and JSON require; is the database encoding UTF8?")}
 			}
 		}
 	}
 	return nil
+}
+
+// loneSurrogate tells whether JSON text b has a \u escape of a UTF-16
+// surrogate that is not a high one followed by a low one.
+func loneSurrogate(b []byte) bool {
+	pending := false // the previous escape was a high surrogate
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			if pending {
+				return true
+			}
+			continue
+		}
+		if i+1 >= len(b) {
+			return pending
+		}
+		if b[i+1] != 'u' {
+			if pending {
+				return true
+			}
+			i++ // \\, \" and the rest: one escaped character
+			continue
+		}
+		if i+6 > len(b) {
+			return false // not valid JSON, which PostgreSQL does not store
+		}
+		u, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		if err != nil {
+			return false
+		}
+		i += 5
+		switch {
+		case u >= 0xd800 && u <= 0xdbff:
+			if pending {
+				return true
+			}
+			pending = true
+		case u >= 0xdc00 && u <= 0xdfff:
+			if !pending {
+				return true
+			}
+			pending = false
+		default:
+			if pending {
+				return true
+			}
+		}
+	}
+	return pending
 }
 
 // isASCII reports whether b has no byte above 0x7f, eight bytes at a time.

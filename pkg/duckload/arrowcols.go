@@ -250,7 +250,16 @@ func (ac *arrowColumn) data(v *copybin.Vector, n int) (arrow.ArrayData, error) {
 				ac.text = append(ac.text, " months "...)
 				ac.text = strconv.AppendInt(ac.text, int64(int32(uint32(h))), 10)
 				ac.text = append(ac.text, " days "...)
-				ac.text = strconv.AppendInt(ac.text, v.Int[i], 10)
+				us := v.Int[i]
+				if us < -(1<<62) || us > 1<<62 {
+					// DuckDB reads microseconds into an int64 by absolute
+					// value, which the smallest int64 does not fit: whole
+					// hours, then the rest.
+					ac.text = strconv.AppendInt(ac.text, us/3_600_000_000, 10)
+					ac.text = append(ac.text, " hours "...)
+					us %= 3_600_000_000
+				}
+				ac.text = strconv.AppendInt(ac.text, us, 10)
 				ac.text = append(ac.text, " microseconds"...)
 			}
 			ac.offs = append(ac.offs, int32(len(ac.text)))

@@ -129,7 +129,10 @@ func LoadParquet(ctx context.Context, db Execer, schema, table string, files []s
 	for i, f := range files {
 		lits[i] = "'" + strings.ReplaceAll(f, "'", "''") + "'"
 	}
-	q := fmt.Sprintf("INSERT INTO %s SELECT * FROM read_parquet([%s])", qualified(schema, table), strings.Join(lits, ", "))
+	// hive_partitioning off: a directory named key=value (the scratch
+	// directory beside the target file may be one) would otherwise become
+	// a column, overwriting one of the same name.
+	q := fmt.Sprintf("INSERT INTO %s SELECT * FROM read_parquet([%s], hive_partitioning = false)", qualified(schema, table), strings.Join(lits, ", "))
 	if _, err := db.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("load %d parquet files into %s: %w", len(files), qualified(schema, table), err)
 	}

@@ -73,6 +73,10 @@ func (ss *session) parse(body []byte) {
 		ss.fail(errorf(codeSyntax, "cannot insert multiple commands into a prepared statement"))
 		return
 	}
+	if ss.tx == 'E' && !endsFailedBlock(stmts[0].kind) {
+		ss.fail(errorf(codeInFailedTx, "current transaction is aborted, commands ignored until end of transaction block"))
+		return
+	}
 	ps := &prepared{st: stmts[0], paramOIDs: m.ParameterOIDs, declared: m.ParameterOIDs}
 	if ps.st.kind == kindCopyOut {
 		ps.st = refused(codeNotSupported, "COPY ... TO STDOUT is supported by qpanalytics in the simple query protocol only")

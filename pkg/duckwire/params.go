@@ -27,11 +27,7 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 		s := string(b)
 		switch oid {
 		case pgwire.OIDInt2, pgwire.OIDInt4, pgwire.OIDInt8:
-			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-			if err != nil {
-				return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type integer: %q", s))
-			}
-			return n, nil
+			return parseIntParam(oid, s)
 		case pgwire.OIDFloat4, pgwire.OIDFloat8:
 			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 			if err != nil {
@@ -39,11 +35,8 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 			}
 			return f, nil
 		case pgwire.OIDBool:
-			switch strings.ToLower(strings.TrimSpace(s)) {
-			case "t", "true", "yes", "y", "on", "1":
-				return true, nil
-			case "f", "false", "no", "n", "off", "0":
-				return false, nil
+			if b, ok := parseBool(s); ok {
+				return b, nil
 			}
 			return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type boolean: %q", s))
 		case pgwire.OIDBytea:
@@ -140,6 +133,60 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 		return string(b[1:]), nil
 	}
 	return nil, errorf(codeNotSupported, fmt.Sprintf("binary parameters of type %d are not supported; send them as text", oid))
+}
+
+// parseIntParam reads an integer parameter's text as int2in, int4in and
+// int8in do: 22P02 for bad syntax, 22003 out of the type's range.
+func parseIntParam(oid uint32, s string) (driver.Value, error) {
+	bits, name := 64, "bigint"
+	switch oid {
+	case pgwire.OIDInt2:
+		bits, name = 16, "smallint"
+	case pgwire.OIDInt4:
+		bits, name = 32, "integer"
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return nil, errorf(codeOutOfRange, fmt.Sprintf("value %q is out of range for type %s", s, name))
+		}
+		return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type %s: %q", name, s))
+	}
+	return n, nil
+}
+
+// parseBool reads boolean text as PostgreSQL's boolin: any unambiguous
+// prefix of true, false, yes, no, on (2+ letters), off (2+), and 1 or 0,
+// in any case, with surrounding whitespace.
+func parseBool(s string) (bool, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return false, false
+	}
+	prefixOf := func(word string) bool { return len(s) <= len(word) && word[:len(s)] == s }
+	switch s[0] {
+	case 't':
+		return true, prefixOf("true")
+	case 'f':
+		return false, prefixOf("false")
+	case 'y':
+		return true, prefixOf("yes")
+	case 'n':
+		return false, prefixOf("no")
+	case 'o':
+		if len(s) < 2 {
+			return false, false
+		}
+		if prefixOf("on") {
+			return true, true
+		}
+		return false, prefixOf("off")
+	case '1':
+		return true, s == "1"
+	case '0':
+		return false, s == "0"
+	}
+	return false, false
 }
 
 // decodeByteaText reads bytea's text input as PostgreSQL's byteain does:

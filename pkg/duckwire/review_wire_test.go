@@ -205,3 +205,27 @@ func TestWireReviewSavepointsAndSetLocal(t *testing.T) {
 		reviewSame(t, sql, qp, pg)
 	}
 }
+
+// Text parameters of declared integer and boolean types are read as
+// int2in/int4in/int8in and boolin read them (range 22003, syntax 22P02,
+// boolean prefixes), and a Parse inside a failed block is 25P02.
+func TestWireReviewParamInputAndFailedParse(t *testing.T) {
+	p := dialBoth(t, nil)
+	for _, c := range []struct {
+		oid uint32
+		val string
+	}{
+		{21, "70000"}, {21, "-32768"}, {23, "2147483648"}, {23, "abc"}, {20, "99999999999999999999"}, {20, " 42 "},
+		{16, "tr"}, {16, "Of"}, {16, "o"}, {16, "ye"}, {16, " N "}, {16, "2"},
+	} {
+		qp, pg := p.reviewBoth(&pgproto3.Parse{Query: "select $1 as x", ParameterOIDs: []uint32{c.oid}},
+			&pgproto3.Bind{Parameters: [][]byte{[]byte(c.val)}}, &pgproto3.Execute{}, &pgproto3.Sync{})
+		reviewSame(t, fmt.Sprintf("type %d text %q", c.oid, c.val), qp, pg)
+	}
+	qp, pg := p.reviewBoth(&pgproto3.Query{String: "begin; select 1/0"})
+	reviewSame(t, "error in a block", qp, pg)
+	qp, pg = p.reviewBoth(&pgproto3.Parse{Name: "inerr", Query: "select 1"}, &pgproto3.Sync{})
+	reviewSame(t, "Parse in a failed block", qp, pg)
+	qp, pg = p.reviewBoth(&pgproto3.Parse{Query: "rollback"}, &pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	reviewSame(t, "Parse of ROLLBACK in a failed block", qp, pg)
+}

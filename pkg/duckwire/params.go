@@ -35,7 +35,7 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 			}
 			return f, nil
 		case pgwire.OIDBool:
-			if b, ok := parseBool(s); ok {
+			if b, ok := pgwire.ParseBool(s); ok {
 				return b, nil
 			}
 			return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type boolean: %q", s))
@@ -153,40 +153,6 @@ func parseIntParam(oid uint32, s string) (driver.Value, error) {
 		return nil, errorf(codeInvalidText, fmt.Sprintf("invalid input syntax for type %s: %q", name, s))
 	}
 	return n, nil
-}
-
-// parseBool reads boolean text as PostgreSQL's boolin: any unambiguous
-// prefix of true, false, yes, no, on (2+ letters), off (2+), and 1 or 0,
-// in any case, with surrounding whitespace.
-func parseBool(s string) (bool, bool) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if s == "" {
-		return false, false
-	}
-	prefixOf := func(word string) bool { return len(s) <= len(word) && word[:len(s)] == s }
-	switch s[0] {
-	case 't':
-		return true, prefixOf("true")
-	case 'f':
-		return false, prefixOf("false")
-	case 'y':
-		return true, prefixOf("yes")
-	case 'n':
-		return false, prefixOf("no")
-	case 'o':
-		if len(s) < 2 {
-			return false, false
-		}
-		if prefixOf("on") {
-			return true, true
-		}
-		return false, prefixOf("off")
-	case '1':
-		return true, s == "1"
-	case '0':
-		return false, s == "0"
-	}
-	return false, false
 }
 
 // decodeByteaText reads bytea's text input as PostgreSQL's byteain does:

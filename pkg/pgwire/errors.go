@@ -32,6 +32,7 @@ type Error struct {
 	Severity string // "FATAL" for every startup error
 	Code     string
 	Message  string
+	Hint     string // the H field; "" for none
 	Err      error
 }
 

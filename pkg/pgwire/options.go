@@ -35,19 +35,22 @@ func OptionSettings(options string) map[string]string {
 	return out
 }
 
-// splitOptions splits on unescaped blanks, dropping the escaping backslashes.
+// splitOptions splits on unescaped white space (C's isspace) and drops
+// the escaping backslashes, as PostgreSQL's pg_split_opts.
 func splitOptions(s string) []string {
 	var words []string
 	var cur []byte
 	inWord := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '\\' && i+1 < len(s) {
-			i++
-			cur, inWord = append(cur, s[i]), true
-			continue
+		if c == '\\' {
+			if i+1 < len(s) {
+				i++
+				cur, inWord = append(cur, s[i]), true
+			}
+			continue // a trailing backslash escapes nothing and is dropped
 		}
-		if c == ' ' || c == '\t' {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' { // isspace
 			if inWord {
 				words, cur, inWord = append(words, string(cur)), cur[:0], false
 			}

@@ -194,7 +194,7 @@ func TestNewerMinorNegotiated(t *testing.T) {
 	if !ok {
 		t.Fatal("no NegotiateProtocolVersion")
 	}
-	if npv.NewestMinorProtocol != 0 || len(npv.UnrecognizedOptions) != 1 || npv.UnrecognizedOptions[0] != "_pq_.compression" {
+	if npv.NewestMinorProtocol != 3<<16 || len(npv.UnrecognizedOptions) != 1 || npv.UnrecognizedOptions[0] != "_pq_.compression" {
 		t.Fatalf("NegotiateProtocolVersion %+v", npv)
 	}
 	if _, ok := r.receive().(*pgproto3.AuthenticationOk); !ok {

@@ -203,13 +203,35 @@ func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
 		}
 		st.Params[name] = value
 	}
+	// As PostgreSQL: the negotiation comes right after the packet is read,
+	// before any check of its parameters. Its version field is the newest
+	// version the server speaks in full (3.0), not just the minor number.
+	if code != protocol30 || len(unrecognized) > 0 {
+		if unrecognized == nil {
+			unrecognized = []string{}
+		}
+		if err := send(c, &pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: protocol30, UnrecognizedOptions: unrecognized}); err != nil {
+			return err
+		}
+	}
 	if st.Params["user"] == "" {
 		return reply(c, fatal(CodeInvalidAuthorization, "no PostgreSQL user name specified in startup packet"))
 	}
 	if st.Params["database"] == "" {
 		st.Params["database"] = st.Params["user"]
 	}
-	if replication(st.Params["replication"]) {
+	walsender, valid := true, true
+	if v, ok := st.Params["replication"]; ok {
+		walsender, valid = replication(v)
+	} else {
+		walsender = false
+	}
+	if !valid {
+		e := fatal(CodeInvalidParameterValue, "invalid value for parameter \"replication\": \"%s\"", st.Params["replication"])
+		e.Hint = `Valid values are: "false", 0, "true", 1, "database".`
+		return reply(c, e)
+	}
+	if walsender {
 		// A walsender session (COPY BOTH, replication commands) cannot be
 		// served by a pooler's ordinary server connections: refused, not
 		// turned into a plain session whose commands then fail.
@@ -221,12 +243,6 @@ func startupMessage(c io.Writer, code uint32, b []byte, st *Startup) error {
 		if v := st.Params[k]; len(v) > maxNameLen {
 			st.Params[k] = v[:maxNameLen]
 		}
-	}
-	if code != protocol30 || len(unrecognized) > 0 {
-		if unrecognized == nil {
-			unrecognized = []string{}
-		}
-		return send(c, &pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unrecognized})
 	}
 	return nil
 }
@@ -288,7 +304,12 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 
 // reply sends e to the client and returns it (with a write failure joined).
 func reply(w io.Writer, e *Error) error {
-	if err := WriteError(w, e.Severity, e.Code, e.Message); err != nil {
+	msg := &pgproto3.ErrorResponse{Severity: e.Severity, SeverityUnlocalized: e.Severity, Code: e.Code, Message: e.Message, Hint: e.Hint}
+	buf, err := msg.Encode(nil)
+	if err == nil {
+		_, err = w.Write(buf)
+	}
+	if err != nil {
 		return errors.Join(e, err)
 	}
 	return e
@@ -333,13 +354,47 @@ func Rebase(c, sock net.Conn) net.Conn {
 	return sock
 }
 
-// replication tells whether a startup's replication parameter asks for
-// a walsender session: "database", or a true boolean as PostgreSQL
-// reads one (on, true, yes, 1 and their prefixes).
-func replication(v string) bool {
-	switch strings.ToLower(v) {
-	case "", "off", "of", "false", "fals", "fal", "fa", "f", "no", "n", "0":
-		return false
+// replication reads a startup's replication parameter as PostgreSQL
+// does: "database" or a true boolean asks for a walsender session, a false
+// boolean does not, anything else (the empty string too) is invalid.
+func replication(v string) (walsender, valid bool) {
+	if v == "database" {
+		return true, true
 	}
-	return true
+	return ParseBool(v)
+}
+
+// ParseBool reads a boolean as PostgreSQL's parse_bool: any unambiguous
+// prefix of true, false, yes, no, on (2+ letters), off (2+), and 1 or 0,
+// in any case, with surrounding whitespace; ok is false for anything
+// else.
+func ParseBool(s string) (value, ok bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return false, false
+	}
+	prefixOf := func(word string) bool { return len(s) <= len(word) && word[:len(s)] == s }
+	switch s[0] {
+	case 't':
+		return true, prefixOf("true")
+	case 'f':
+		return false, prefixOf("false")
+	case 'y':
+		return true, prefixOf("yes")
+	case 'n':
+		return false, prefixOf("no")
+	case 'o':
+		if len(s) < 2 {
+			return false, false
+		}
+		if prefixOf("on") {
+			return true, true
+		}
+		return false, prefixOf("off")
+	case '1':
+		return true, s == "1"
+	case '0':
+		return false, s == "0"
+	}
+	return false, false
 }

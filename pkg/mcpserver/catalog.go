@@ -24,13 +24,15 @@ WHERE ` + systemSchemas + `
 ORDER BY 1`
 
 // $1 schema (NULL: all non-system ones), $2 ILIKE pattern (NULL: any).
-const listTablesSQL = `SELECT n.nspname, c.relname, c.relkind::text, c.reltuples::bigint,
-  obj_description(c.oid, 'pg_class')
+// Names are quoted as SQL needs them (quote_ident), so that each can be
+// given back to describe_table or written in a query as it is.
+const listTablesSQL = `SELECT pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.relname),
+  c.relkind::text, c.reltuples::bigint, obj_description(c.oid, 'pg_class')
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
   AND (($1::text IS NULL AND ` + systemSchemas + `) OR n.nspname = $1::text)
   AND ($2::text IS NULL OR c.relname ILIKE $2::text)
-ORDER BY 1, 2`
+ORDER BY n.nspname, c.relname`
 
 // The describe_table queries; $1 is the name as the agent wrote it.
 const (
@@ -38,7 +40,7 @@ const (
   obj_description(c.oid, 'pg_class')
 FROM pg_catalog.pg_class c WHERE c.oid = to_regclass($1::text)`
 
-	describeColumnsSQL = `SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+	describeColumnsSQL = `SELECT pg_catalog.quote_ident(a.attname), format_type(a.atttypid, a.atttypmod), a.attnotnull,
   pg_get_expr(d.adbin, d.adrelid), a.attidentity::text, a.attgenerated::text,
   col_description(a.attrelid, a.attnum)
 FROM pg_catalog.pg_attribute a
@@ -46,16 +48,19 @@ LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attn
 WHERE a.attrelid = to_regclass($1::text) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attnum`
 
-	describeConstraintsSQL = `SELECT k.conname, pg_get_constraintdef(k.oid, true)
+	describeConstraintsSQL = `SELECT pg_catalog.quote_ident(k.conname), pg_get_constraintdef(k.oid, true)
 FROM pg_catalog.pg_constraint k
 WHERE k.conrelid = to_regclass($1::text)
 ORDER BY CASE k.contype WHEN 'p' THEN 0 WHEN 'u' THEN 1 WHEN 'f' THEN 2 ELSE 3 END, k.conname`
 
-	// Indexes that back a constraint are shown as the constraint.
+	// Indexes that back one of the table's own constraints are shown as
+	// the constraint (a foreign key elsewhere names this table's index as
+	// its conindid too: that does not hide it).
 	describeIndexesSQL = `SELECT pg_get_indexdef(i.indexrelid)
 FROM pg_catalog.pg_index i
 WHERE i.indrelid = to_regclass($1::text)
-  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conindid = i.indexrelid)
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k
+    WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid AND k.contype IN ('p', 'u', 'x'))
 ORDER BY i.indexrelid::regclass::text`
 )
 
@@ -112,9 +117,11 @@ func comment(v any) string {
 	return " -- " + strings.Join(strings.Fields(s), " ")
 }
 
-func truncNote(b *strings.Builder, truncated bool) {
+// truncNote says that a listing was cut (by rows or by bytes) after the
+// shown ones.
+func truncNote(b *strings.Builder, truncated bool, shown int) {
 	if truncated {
-		fmt.Fprintf(b, "(truncated: first %d shown)\n", catalogMaxRows)
+		fmt.Fprintf(b, "(truncated: first %d shown)\n", shown)
 	}
 }
 
@@ -128,7 +135,7 @@ func (h *handler) listSchemas(ctx context.Context, req mcp.CallToolRequest, o *o
 	for _, r := range rows {
 		b.WriteString(str(r[0]) + comment(r[1]) + "\n")
 	}
-	truncNote(&b, truncated)
+	truncNote(&b, truncated, len(rows))
 	if len(rows) == 0 {
 		b.WriteString("(no schemas)\n")
 	}
@@ -155,10 +162,10 @@ func (h *handler) listTables(ctx context.Context, req mcp.CallToolRequest, o *ou
 	var b strings.Builder
 	b.WriteString("# name kind est_rows -- comment\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s.%s %s %s%s\n", str(r[0]), str(r[1]),
-			strings.ReplaceAll(kindNames[str(r[2])], " ", "_"), estimate(r[3]), comment(r[4]))
+		fmt.Fprintf(&b, "%s %s %s%s\n", str(r[0]),
+			strings.ReplaceAll(kindNames[str(r[1])], " ", "_"), estimate(r[2]), comment(r[3]))
 	}
-	truncNote(&b, truncated)
+	truncNote(&b, truncated, len(rows))
 	if len(rows) == 0 {
 		b.WriteString("(no tables)\n")
 	}
@@ -177,15 +184,15 @@ func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest, o 
 	if len(rel) == 0 {
 		return o.bad(fmt.Sprintf("relation %q does not exist", name)), nil
 	}
-	cols, _, err := h.query(ctx, describeColumnsSQL, name)
+	cols, colsCut, err := h.query(ctx, describeColumnsSQL, name)
 	if err != nil {
 		return o.fail(err), nil
 	}
-	cons, _, err := h.query(ctx, describeConstraintsSQL, name)
+	cons, consCut, err := h.query(ctx, describeConstraintsSQL, name)
 	if err != nil {
 		return o.fail(err), nil
 	}
-	idx, _, err := h.query(ctx, describeIndexesSQL, name)
+	idx, idxCut, err := h.query(ctx, describeIndexesSQL, name)
 	if err != nil {
 		return o.fail(err), nil
 	}
@@ -197,7 +204,7 @@ func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest, o 
 	fmt.Fprintf(&b, "CREATE %s %s (\n", strings.ToUpper(kind), str(rel[0][0]))
 	var lines []string
 	for _, c := range cols {
-		line := "  " + quoteIdent(str(c[0])) + " " + str(c[1])
+		line := "  " + str(c[0]) + " " + str(c[1])
 		if c[2] == true {
 			line += " NOT NULL"
 		}
@@ -214,7 +221,7 @@ func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest, o 
 		lines = append(lines, line+"\x00"+comment(c[6]))
 	}
 	for _, c := range cons {
-		lines = append(lines, "  CONSTRAINT "+quoteIdent(str(c[0]))+" "+str(c[1])+"\x00")
+		lines = append(lines, "  CONSTRAINT "+str(c[0])+" "+str(c[1])+"\x00")
 	}
 	for i, l := range lines {
 		code, note, _ := strings.Cut(l, "\x00")
@@ -227,20 +234,14 @@ func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest, o 
 	for _, r := range idx {
 		b.WriteString(str(r[0]) + ";\n")
 	}
-	return mcp.NewToolResultText(b.String()), nil
-}
-
-// quoteIdent quotes a name unless it is a plain lower-case identifier.
-func quoteIdent(s string) string {
-	plain := s != ""
-	for i, r := range s {
-		if !(r == '_' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			plain = false
-			break
+	for _, cut := range []struct {
+		cut  bool
+		n    int
+		what string
+	}{{colsCut, len(cols), "columns"}, {consCut, len(cons), "constraints"}, {idxCut, len(idx), "indexes"}} {
+		if cut.cut {
+			fmt.Fprintf(&b, "-- (truncated: only the first %d %s shown)\n", cut.n, cut.what)
 		}
 	}
-	if plain {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	return mcp.NewToolResultText(b.String()), nil
 }

@@ -157,8 +157,10 @@ type handler struct {
 	run map[int]*pgexec.Executor // run_select's executors by row limit
 }
 
-// catalogMaxRows bounds the catalog tools' listings.
-const catalogMaxRows = 1000
+// catalogMaxRows bounds the catalog tools' listings
+// (1,600 is PostgreSQL's most columns per table, so describe_table shows
+// every column of any table unless the byte cap cuts it).
+const catalogMaxRows = 1600
 
 // New checks cfg and returns the MCP server with its tools registered.
 // Unless cfg.DisableFastPath, NewHTTPHandler and Serve answer the

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/big"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -117,6 +118,24 @@ func Verify(ctx context.Context, opts VerifyOptions) ([]TableCheck, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
+	// A table whose columns changed in PostgreSQL since the copy (added,
+	// dropped, renamed, retyped) differs, whatever its rows: reported as a
+	// mismatch, not checksummed (the copy may lack a column the source has).
+	var shapeChecks []TableCheck
+	same := tables[:0:0]
+	for _, t := range tables {
+		diff, err := columnDifference(ctx, db, t)
+		if err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+		if diff != "" {
+			shapeChecks = append(shapeChecks, TableCheck{Schema: t.Schema, Name: t.Name, SourceMoved: moved, Note: diff})
+			log.Info("verified", "table", t.String(), "match", false, "note", diff)
+			continue
+		}
+		same = append(same, t)
+	}
+	tables = same
 	readers := opts.Readers
 	if readers == 0 {
 		readers, _ = AutoWorkers(runtime.NumCPU(), sourceIsLocal(&cfg.Config))
@@ -151,7 +170,41 @@ func Verify(ctx context.Context, opts VerifyOptions) ([]TableCheck, error) {
 		}
 		log.Info("verified", "table", c.Schema+"."+c.Name, "match", c.Match, "source_rows", c.SourceRows, "copy_rows", c.CopyRows, "source_moved", moved)
 	}
-	return checks, nil
+	return append(shapeChecks, checks...), nil
+}
+
+// columnDifference compares t's columns in PostgreSQL now with the copy's
+// in DuckDB, by name and order; "" when they are the same, else a note.
+func columnDifference(ctx context.Context, db *sql.DB, t *table) (string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT column_name FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = ? AND table_name = ? ORDER BY column_index`, t.Schema, t.Name)
+	if err != nil {
+		return "", fmt.Errorf("columns of %s in DuckDB: %w", t, err)
+	}
+	defer rows.Close()
+	var copyCols []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return "", fmt.Errorf("columns of %s in DuckDB: %w", t, err)
+		}
+		copyCols = append(copyCols, n)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("columns of %s in DuckDB: %w", t, err)
+	}
+	srcCols := make([]string, len(t.Cols))
+	for i, c := range t.Cols {
+		srcCols[i] = c.Name
+	}
+	if slices.Equal(srcCols, copyCols) {
+		return "", nil
+	}
+	if len(copyCols) == 0 {
+		return "the copy has no such table", nil
+	}
+	return fmt.Sprintf("columns differ: PostgreSQL has (%s), the copy (%s); the table changed since the copy was taken",
+		strings.Join(srcCols, ", "), strings.Join(copyCols, ", ")), nil
 }
 
 // compare computes every table's count and checksum on both sides at once:

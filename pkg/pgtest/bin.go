@@ -22,6 +22,11 @@ var ErrNoServer = errors.New("PostgreSQL server programs (initdb, pg_ctl, postgr
 func FindBinDir() (string, error) {
 	var candidates []string
 	if d := os.Getenv("PGTEST_BINDIR"); d != "" {
+		// The programs run in other directories: a relative name is made
+		// absolute from here.
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
 		if hasServer(d) {
 			return d, nil
 		}

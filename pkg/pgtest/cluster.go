@@ -166,8 +166,8 @@ func (c *Cluster) Stop() error {
 			return
 		}
 		if _, err := os.Stat(filepath.Join(c.DataDir(), "postmaster.pid")); err == nil {
-			if err := c.run("pg_ctl", "-D", c.DataDir(), "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
-				c.stopErr = err
+			if err := c.run("pg_ctl", "-D", c.DataDir(), "-m", "fast", "-w", "-t", "60", "stop"); err != nil && c.Alive() {
+				c.stopErr = err // a server that died left its postmaster.pid: nothing to stop
 			}
 		}
 		if err := os.RemoveAll(c.Base); err != nil && c.stopErr == nil {
@@ -175,6 +175,11 @@ func (c *Cluster) Stop() error {
 		}
 	})
 	return c.stopErr
+}
+
+// Alive tells whether the cluster's server is running (pg_ctl status).
+func (c *Cluster) Alive() bool {
+	return c.run("pg_ctl", "-D", c.DataDir(), "status") == nil
 }
 
 // Open finds a detached cluster by its directory, as pg-sandbox does.

@@ -78,7 +78,10 @@ func confText(s map[string]string) string {
 	var b strings.Builder
 	b.WriteString("\n# written by pgtest\n")
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s = '%s'\n", k, strings.ReplaceAll(s[k], "'", "''"))
+		// In postgresql.conf a backslash inside quotes is an escape: doubled
+		// so that the value arrives as given.
+		v := strings.ReplaceAll(strings.ReplaceAll(s[k], `\`, `\\`), "'", "''")
+		fmt.Fprintf(&b, "%s = '%s'\n", k, v)
 	}
 	return b.String()
 }

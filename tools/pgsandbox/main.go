@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -40,7 +42,7 @@ type startCmd struct {
 	MaxConnections int      `help:"max_connections."`
 	SharedBuffers  string   `help:"shared_buffers, e.g. 1GB."`
 	WALLevel       string   `name:"wal-level" help:"wal_level, e.g. logical."`
-	Set            []string `help:"Any setting as name=value; repeatable." placeholder:"NAME=VALUE"`
+	Set            []string `help:"Any setting as name=value; repeatable (a value may hold commas: search_path=a,b)." placeholder:"NAME=VALUE" sep:"none"`
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -77,13 +79,42 @@ func (g *globals) open() (*pgtest.Cluster, string, error) {
 	return c, path, err
 }
 
+// openAlive is open for a sandbox whose server is running.
+func (g *globals) openAlive() (*pgtest.Cluster, error) {
+	c, _, err := g.open()
+	if err != nil {
+		return nil, err
+	}
+	if !c.Alive() {
+		return nil, fmt.Errorf("sandbox %q is recorded but its server is not running; run stop to forget it", g.Name)
+	}
+	return c, nil
+}
+
 func (s *startCmd) Run(g *globals, e env) error {
 	path, err := g.statePath()
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	// One start per name at a time: the check below and the state written
+	// at the end are one step for other starts.
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("sandbox %q is being started by another process", g.Name)
+	}
 	if c, _, err := g.open(); err == nil {
-		return fmt.Errorf("sandbox %q is already running at %s; stop it first", g.Name, c.URL())
+		if c.Alive() {
+			return fmt.Errorf("sandbox %q is already running at %s; stop it first", g.Name, c.URL())
+		}
+		c.Stop() // its server died (a reboot, the OOM killer): forgotten
+		os.Remove(path)
 	}
 	opts := pgtest.Options{MaxConnections: s.MaxConnections, SharedBuffers: s.SharedBuffers, WALLevel: s.WALLevel, Detached: true, Settings: map[string]string{}}
 	for _, kv := range s.Set {
@@ -93,12 +124,20 @@ func (s *startCmd) Run(g *globals, e env) error {
 		}
 		opts.Settings[k] = v
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("state directory: %w", err)
-	}
+	// Ctrl-C or SIGTERM while the cluster starts: let the start finish
+	// (initdb and pg_ctl run in their own process group), then remove it.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	c, err := pgtest.StartCluster(opts)
 	if err != nil {
 		return err
+	}
+	select {
+	case sig := <-sigs:
+		c.Stop()
+		return fmt.Errorf("interrupted (%v): the sandbox was removed", sig)
+	default:
 	}
 	if err := os.WriteFile(path, []byte(c.Base+"\n"), 0o644); err != nil {
 		c.Stop()
@@ -127,7 +166,7 @@ func (stopCmd) Run(g *globals) error {
 type urlCmd struct{}
 
 func (urlCmd) Run(g *globals, e env) error {
-	c, _, err := g.open()
+	c, err := g.openAlive()
 	if err != nil {
 		return err
 	}
@@ -140,7 +179,7 @@ type psqlCmd struct {
 }
 
 func (p *psqlCmd) Run(g *globals, e env) error {
-	c, _, err := g.open()
+	c, err := g.openAlive()
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,9 @@ func (s *session) run(q string) {
 			return
 		}
 		s.waitPaused(arg)
+		if src.Disconnect != nil && s.ctx.Err() == nil {
+			src.Disconnect(arg) // as PgBouncer: ready for a restart of the database
+		}
 		s.complete("PAUSE")
 	case "RESUME":
 		if err := src.Resume(arg); err != nil {

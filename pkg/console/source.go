@@ -30,6 +30,10 @@ type Source struct {
 	// Reconnect closes the server connections of database ("" every
 	// database): the idle ones now, the others when they come back.
 	Reconnect func(database string) error
+	// Disconnect closes the idle server connections of the database's
+	// pools ("" all) without opening others; PAUSE calls it once no server
+	// connection is handed out. Nil: PAUSE only waits.
+	Disconnect func(database string)
 	// Reload rereads the settings and files.
 	Reload func() error
 	// Set changes one setting in place (SET key = value); an error names

@@ -355,6 +355,18 @@ func (p *Pool) Reconnect() {
 	p.closeDropped(idle)
 }
 
+// Disconnect closes the idle connections now and the others as they come
+// back, as Reconnect, but opens none to refill the pool (PgBouncer's PAUSE
+// disconnects from the servers for a restart of the database); the next
+// client to need one opens it.
+func (p *Pool) Disconnect() {
+	p.mu.Lock()
+	p.reconnectAt.Store(time.Now().UnixNano())
+	idle := p.dropIdleLocked()
+	p.mu.Unlock()
+	p.closeDropped(idle)
+}
+
 // dropIdleLocked takes every idle connection out of the pool, freeing
 // their slots; the caller closes them with closeDropped once unlocked.
 func (p *Pool) dropIdleLocked() []*Conn {

@@ -918,6 +918,17 @@ func (p *Proxy) ReconnectWhere(match func(database string) bool) []string {
 	return dbs
 }
 
+// Disconnect closes the idle server connections of database's pools
+// (every pool when ""), and the others as they come back, without opening
+// new ones: what PAUSE does once the transactions under way have ended.
+func (p *Proxy) Disconnect(database string) {
+	for _, pl := range p.opts.Pools.All() {
+		if database == "" || pl.Database == database {
+			pl.Disconnect()
+		}
+	}
+}
+
 // ServerStat is one server connection.
 type ServerStat struct {
 	pool.ConnStat

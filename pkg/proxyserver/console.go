@@ -30,18 +30,19 @@ func (c *Config) consoleOn() bool { return len(c.AdminUsers)+len(c.StatsUsers) >
 // newConsole builds the console over s.proxy (set later by New).
 func (s *Server) newConsole() *console.Console {
 	src := console.Source{
-		Pools:     s.consolePools,
-		Clients:   s.consoleClients,
-		Servers:   s.consoleServers,
-		Databases: s.consoleDatabases,
-		Users:     s.consoleUsers,
-		Config:    s.consoleConfig,
-		Stats:     s.stats.snapshot,
-		Pause:     func(db string) error { return s.pauseDatabase(db, true) },
-		Resume:    func(db string) error { return s.pauseDatabase(db, false) },
-		Disable:   func(db string) error { s.proxy.Disable(db); return nil },
-		Enable:    func(db string) error { s.proxy.Enable(db); return nil },
-		Reconnect: func(db string) error { s.proxy.Reconnect(db); return nil },
+		Pools:      s.consolePools,
+		Clients:    s.consoleClients,
+		Servers:    s.consoleServers,
+		Databases:  s.consoleDatabases,
+		Users:      s.consoleUsers,
+		Config:     s.consoleConfig,
+		Stats:      s.stats.snapshot,
+		Pause:      func(db string) error { return s.pauseDatabase(db, true) },
+		Resume:     func(db string) error { return s.pauseDatabase(db, false) },
+		Disable:    func(db string) error { s.proxy.Disable(db); return nil },
+		Enable:     func(db string) error { s.proxy.Enable(db); return nil },
+		Reconnect:  func(db string) error { s.proxy.Reconnect(db); return nil },
+		Disconnect: func(db string) { s.proxy.Disconnect(db) },
 		Kill: func(db string) error {
 			n, err := s.proxy.Kill(db)
 			if err != nil {

@@ -5,6 +5,7 @@ package duckwire
 import (
 	"context"
 	"database/sql/driver"
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"io"
 	"regexp"
 	"strconv"
@@ -18,6 +19,9 @@ const MetaSchema = "_qpanalytics"
 var (
 	reRelname = regexp.MustCompile(`c\.relname OPERATOR\(pg_catalog\.~\) '((?:[^']|'')*)'`)
 	reNspname = regexp.MustCompile(`n\.nspname OPERATOR\(pg_catalog\.~\) '((?:[^']|'')*)'`)
+	reViewdef = regexp.MustCompile(`^SELECT pg_catalog\.pg_get_viewdef\('(\d+)'::pg_catalog\.oid, true\);?\s*$`)
+	reViewSQL = regexp.MustCompile(`(?is)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+.*?\s+AS\s+(.*?);?\s*$`)
+	reDatname = regexp.MustCompile(`d\.datname OPERATOR\(pg_catalog\.~\) '((?:[^']|'')*)'`)
 	reRelOID  = regexp.MustCompile(`(?:c\.oid|a\.attrelid) = '(\d+)'`)
 	reRelkind = regexp.MustCompile(`c\.relkind IN \(([^)]*)\)`)
 )
@@ -47,16 +51,42 @@ func (ss *session) intercept(sql string) (resultSet, bool) {
 	case strings.Contains(sql, "FROM pg_catalog.pg_attribute a\nWHERE a.attrelid = '"):
 		return ss.relationColumns(sql), true
 	case strings.Contains(sql, `pg_catalog.pg_get_userbyid(n.nspowner) AS "Owner"`) && strings.Contains(sql, "FROM pg_catalog.pg_namespace n"):
-		return ss.listSchemas(), true
+		return ss.listSchemas(sql), true
 	case strings.Contains(sql, `pg_catalog.pg_get_userbyid(d.datdba) as "Owner"`) && strings.Contains(sql, "FROM pg_catalog.pg_database d"):
-		return ss.listDatabases(), true
+		return ss.listDatabases(sql), true
+	case strings.HasPrefix(sql, "SELECT pg_catalog.pg_get_viewdef("):
+		if m := reViewdef.FindStringSubmatch(sql); m != nil {
+			return ss.viewDefinition(m[1]), true
+		}
 	}
 	for _, c := range emptyCatalogs {
-		if strings.Contains(sql, c) {
+		if strings.Contains(sql, c) && namesCatalog(sql, c[len("pg_catalog."):]) {
 			return textRows([]string{"?column?"}), true
 		}
 	}
 	return nil, false
+}
+
+// namesCatalog tells whether sql refers to pg_catalog.name as PostgreSQL's
+// scanner reads it: not inside a string constant or a comment.
+func namesCatalog(sql, name string) bool {
+	scan, err := pg_query.Scan(sql)
+	if err != nil {
+		return false
+	}
+	var words []string
+	for _, t := range scan.GetTokens() {
+		if k := t.GetToken(); k == pg_query.Token_SQL_COMMENT || k == pg_query.Token_C_COMMENT {
+			continue
+		}
+		words = append(words, strings.ToLower(sql[t.GetStart():t.GetEnd()]))
+	}
+	for i := 0; i+2 < len(words); i++ {
+		if words[i] == "pg_catalog" && words[i+1] == "." && words[i+2] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // relation is a user table or view of the served database.
@@ -202,8 +232,20 @@ func (ss *session) relationColumns(sql string) resultSet {
 	return r
 }
 
-// listSchemas answers \dn: the served database's schemas.
-func (ss *session) listSchemas() resultSet {
+// psqlPattern is the regular expression psql made of a \dn or \l
+// pattern, or nil when the command had none (or Go cannot compile it).
+func psqlPattern(re *regexp.Regexp, sql string) *regexp.Regexp {
+	m := re.FindStringSubmatch(sql)
+	if m == nil {
+		return nil
+	}
+	p, _ := regexp.Compile(strings.ReplaceAll(m[1], "''", "'"))
+	return p
+}
+
+// listSchemas answers \dn [pattern]: the served database's schemas.
+func (ss *session) listSchemas(sql string) resultSet {
+	pat := psqlPattern(reNspname, sql)
 	r := textRows([]string{"Name", "Owner"})
 	rows, err := ss.rows(`SELECT DISTINCT schema_name FROM duckdb_schemas() WHERE schema_name NOT IN ('` + MetaSchema +
 		`', 'pg_catalog', 'information_schema') AND database_name = current_database() ORDER BY 1`)
@@ -212,13 +254,35 @@ func (ss *session) listSchemas() resultSet {
 		return r
 	}
 	for _, row := range rows {
+		if name, _ := row[0].(string); pat != nil && !pat.MatchString(name) {
+			continue
+		}
 		r.rows = append(r.rows, []driver.Value{row[0], ss.settings.get("session_authorization")})
 	}
 	return r
 }
 
-// listDatabases answers \l: the one database a session sees.
-func (ss *session) listDatabases() resultSet {
+// viewDefinition answers psql's pg_get_viewdef(oid, true) of \d+ view:
+// the view's query as DuckDB keeps it.
+func (ss *session) viewDefinition(oid string) resultSet {
+	r := textRows([]string{"pg_get_viewdef"})
+	rows, err := ss.rows(`SELECT sql FROM duckdb_views() WHERE view_oid = ` + oid + ` AND database_name = current_database()`)
+	if err != nil || len(rows) == 0 {
+		return r
+	}
+	def, _ := rows[0][0].(string)
+	if m := reViewSQL.FindStringSubmatch(def); m != nil {
+		def = " " + m[1] + ";"
+	}
+	r.rows = append(r.rows, []driver.Value{def})
+	return r
+}
+
+// listDatabases answers \l [pattern]: the one database a session sees.
+func (ss *session) listDatabases(sql string) resultSet {
+	if pat := psqlPattern(reDatname, sql); pat != nil && !pat.MatchString(ss.settings.db) {
+		return textRows([]string{"Name", "Owner", "Encoding", "Collate", "Ctype", "ICU Locale", "Locale Provider", "Access privileges"})
+	}
 	return textRows([]string{"Name", "Owner", "Encoding", "Collate", "Ctype", "ICU Locale", "Locale Provider", "Access privileges"},
 		[]string{ss.settings.db, ss.settings.get("session_authorization"), "UTF8", "C", "C", "", "libc", ""})
 }

@@ -88,11 +88,16 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 func copyOptions(defs []*pg_query.Node) (*copyOpts, error) {
 	o := &copyOpts{delim: '\t', null: `\N`}
 	var delim, null, quote, escape *string
+	seen := map[string]bool{}
 	for _, n := range defs {
 		d := n.GetDefElem()
 		if d == nil {
 			continue
 		}
+		if seen[d.GetDefname()] {
+			return nil, errorf(codeSyntax, "conflicting or redundant options")
+		}
+		seen[d.GetDefname()] = true
 		val, given := defValue(d.GetArg())
 		switch d.GetDefname() {
 		case "format":
@@ -112,7 +117,7 @@ func copyOptions(defs []*pg_query.Node) (*copyOpts, error) {
 			}
 			b, ok := boolValue(val)
 			if !ok {
-				return nil, errorf(codeInvalidParam, fmt.Sprintf("header requires a Boolean value or \"match\", not %q", val))
+				return nil, errorf(codeSyntax, "header requires a Boolean value or \"match\"")
 			}
 			o.header = b
 		case "delimiter":
@@ -145,6 +150,10 @@ func copyOptions(defs []*pg_query.Node) (*copyOpts, error) {
 		}
 		o.null = *null
 	}
+	if strings.IndexByte(o.null, o.delim) >= 0 {
+		// A NULL would read back as several fields.
+		return nil, errorf(codeNotSupported, "COPY delimiter must not appear in the NULL specification")
+	}
 	if !o.csv {
 		if quote != nil || escape != nil {
 			return nil, errorf(codeNotSupported, "COPY quote and escape are available only in CSV mode")
@@ -170,6 +179,9 @@ func copyOptions(defs []*pg_query.Node) (*copyOpts, error) {
 	if o.delim == o.quote {
 		return nil, errorf(codeInvalidParam, "COPY delimiter and quote must be different")
 	}
+	if strings.IndexByte(o.null, o.quote) >= 0 {
+		return nil, errorf(codeNotSupported, "CSV quote character must not appear in the NULL specification")
+	}
 	return o, nil
 }
 
@@ -188,12 +200,13 @@ func defValue(n *pg_query.Node) (string, bool) {
 	return "", true
 }
 
-// boolValue reads PostgreSQL's spellings of a Boolean option.
+// boolValue reads a Boolean option as PostgreSQL's defGetBoolean: true,
+// false, on, off, 1 or 0 (not yes or no).
 func boolValue(s string) (bool, bool) {
 	switch strings.ToLower(s) {
-	case "true", "on", "1", "yes":
+	case "true", "on", "1":
 		return true, true
-	case "false", "off", "0", "no":
+	case "false", "off", "0":
 		return false, true
 	}
 	return false, false

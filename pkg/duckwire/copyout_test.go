@@ -75,7 +75,7 @@ func TestCopyOutRefused(t *testing.T) {
 		"COPY types TO STDOUT (DELIMITER '||')":           "22023 COPY delimiter must be a single one-byte character",
 		"COPY types TO STDOUT (QUOTE '''')":               "0A000 COPY quote and escape are available only in CSV mode",
 		"COPY types TO STDOUT (FORMAT csv, QUOTE ',')":    "22023 COPY delimiter and quote must be different",
-		"COPY types TO STDOUT (HEADER maybe)":             "22023 header requires a Boolean value",
+		"COPY types TO STDOUT (HEADER maybe)":             "42601 header requires a Boolean value",
 		"COPY types TO STDOUT (FORMAT yaml)":              `22023 COPY format "yaml" not recognized`,
 		"COPY (select nosuchcolumn from types) TO STDOUT": "42703 ",
 	} {

@@ -4,16 +4,12 @@ package duckwire
 
 import (
 	"regexp"
-	"strconv"
 	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
-var (
-	reVersion        = regexp.MustCompile(`(?i)\b(pg_catalog\.)?version\(\s*\)`)
-	reCurrentSetting = regexp.MustCompile(`(?i)\b(pg_catalog\.)?current_setting\(\s*'([^']+)'\s*(,\s*(true|false)\s*)?\)`)
-	reSessionFunc    = regexp.MustCompile(`(?i)\b(?:pg_catalog\.)?(current_database|current_schema|pg_backend_pid|pg_is_in_recovery|current_catalog)\(\s*\)|\b(current_user|session_user|current_role|current_catalog)\b`)
-	reCatalogView    = regexp.MustCompile(`(?i)\b(information_schema\.(?:tables|columns|views|schemata)|(?:pg_catalog\.)?(?:pg_namespace|pg_class|pg_tables|pg_views))\b(\.)?(\s+(?:AS\s+)?([A-Za-z_]\w*))?`)
-)
+var reCatalogView = regexp.MustCompile(`(?i)\b(information_schema\.(?:tables|columns|views|schemata)|(?:pg_catalog\.)?(?:pg_namespace|pg_class|pg_tables|pg_views))\b(\.)?(\s+(?:AS\s+)?([A-Za-z_]\w*))?`)
 
 // FullVersion is what version() returns.
 const FullVersion = "PostgreSQL " + ServerVersion + " on x86_64-pc-linux-gnu, served by qpanalytics from DuckDB"
@@ -24,32 +20,9 @@ const FullVersion = "PostgreSQL " + ServerVersion + " on x86_64-pc-linux-gnu, se
 // and DuckDB see the query.
 func (ss *session) rewriteFunctions(sql string) string {
 	lower := strings.ToLower(sql)
-	if strings.Contains(lower, "version(") {
-		sql = outsideQuotes(sql, reVersion, func(string) string { return quote(FullVersion) })
-	}
-	if strings.Contains(lower, "current_setting(") {
-		sql = reCurrentSetting.ReplaceAllStringFunc(sql, func(m string) string {
-			name := reCurrentSetting.FindStringSubmatch(m)[2]
-			if !ss.settings.known(name) {
-				return m
-			}
-			return quote(ss.settings.get(name))
-		})
-	}
-	if strings.Contains(lower, "current_") || strings.Contains(lower, "session_user") || strings.Contains(lower, "pg_") {
-		sql = outsideQuotes(sql, reSessionFunc, func(m string) string {
-			switch strings.ToLower(strings.TrimPrefix(strings.ToLower(strings.SplitN(m, "(", 2)[0]), "pg_catalog.")) {
-			case "current_database", "current_catalog":
-				return quote(ss.settings.db)
-			case "current_schema":
-				return quote("main")
-			case "pg_backend_pid":
-				return strconv.FormatUint(uint64(ss.key.PID), 10)
-			case "pg_is_in_recovery":
-				return "false"
-			}
-			return quote(ss.settings.get("session_authorization"))
-		})
+	if strings.Contains(lower, "version") || strings.Contains(lower, "current_") ||
+		strings.Contains(lower, "session_user") || strings.Contains(lower, "pg_backend_pid") || strings.Contains(lower, "pg_is_in_recovery") {
+		sql = ss.rewriteSessionCalls(sql)
 	}
 	if strings.Contains(lower, "information_schema.") || strings.Contains(lower, "pg_") {
 		sql = outsideQuotes(sql, reCatalogView, hideMetaSchema)
@@ -97,8 +70,52 @@ func isKeyword(w string) bool {
 }
 
 // outsideQuotes applies re's replacement only to the parts of sql outside
-// string literals and quoted identifiers.
+// string constants (dollar-quoted and E” ones too), quoted identifiers and
+// comments, as PostgreSQL's scanner finds them; when the text does not
+// scan, outside '...' and "..." only.
 func outsideQuotes(sql string, re *regexp.Regexp, repl func(string) string) string {
+	spans, ok := protectedSpans(sql)
+	if !ok {
+		return outsideSimpleQuotes(sql, re, repl)
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(re.ReplaceAllStringFunc(sql[last:sp[0]], repl))
+		b.WriteString(sql[sp[0]:sp[1]])
+		last = sp[1]
+	}
+	b.WriteString(re.ReplaceAllStringFunc(sql[last:], repl))
+	return b.String()
+}
+
+// protectedSpans lists the byte ranges of sql's string constants, quoted
+// identifiers and comments.
+func protectedSpans(sql string) ([][2]int, bool) {
+	scan, err := pg_query.Scan(sql)
+	if err != nil {
+		return nil, false
+	}
+	var spans [][2]int
+	for _, t := range scan.GetTokens() {
+		a, z := int(t.GetStart()), int(t.GetEnd())
+		switch t.GetToken() {
+		case pg_query.Token_SCONST, pg_query.Token_USCONST, pg_query.Token_BCONST, pg_query.Token_XCONST,
+			pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+		case pg_query.Token_IDENT, pg_query.Token_UIDENT:
+			if a >= len(sql) || (sql[a] != '"' && sql[a] != 'u' && sql[a] != 'U') {
+				continue
+			}
+		default:
+			continue
+		}
+		spans = append(spans, [2]int{a, z})
+	}
+	return spans, true
+}
+
+// outsideSimpleQuotes is outsideQuotes for text the scanner refuses.
+func outsideSimpleQuotes(sql string, re *regexp.Regexp, repl func(string) string) string {
 	var b strings.Builder
 	start := 0
 	for i := 0; i < len(sql); i++ {

@@ -37,8 +37,9 @@ type session struct {
 	startup  map[string]string
 	tx       byte // 'I', 'T' or 'E'
 	block    txBlock
-	implicit bool // a Query of several statements runs them as one block, as PostgreSQL
-	skipSync bool // an extended-protocol error: ignore messages until Sync
+	implicit bool   // a Query of several statements runs them as one block, as PostgreSQL
+	schema   string // current_schema(), once asked
+	skipSync bool   // an extended-protocol error: ignore messages until Sync
 
 	stmts   map[string]*prepared
 	portals map[string]*portal

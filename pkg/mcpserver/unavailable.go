@@ -87,9 +87,12 @@ func isUnavailable(ctx context.Context, err error) bool {
 	var qe *pgexec.QueryError
 	if errors.As(err, &qe) {
 		// Class 08 connection exception; 57P01..57P03 shutdown, crash,
-		// cannot connect now.
+		// cannot connect now. Not 08P01: the server answers a statement's
+		// own protocol errors (a Bind with the wrong number of parameters)
+		// with it, on a connection that is fine; sending it again would
+		// only repeat the error.
 		s := qe.SQLState
-		return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03"
+		return (strings.HasPrefix(s, "08") && s != "08P01") || s == "57P01" || s == "57P02" || s == "57P03"
 	}
 	// pgexec's "acquire connection" and "connection failed" errors.
 	s := err.Error()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/qpkit/qpkit/pkg/pgexec"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
@@ -228,5 +229,18 @@ func TestPoolBusyIsNotUnavailable(t *testing.T) {
 	wg.Wait()
 	if text, isErr := call(t, c, "run_select", map[string]any{"sql": "SELECT 1 AS one"}); isErr || text != "one:int4\n1\n(1 rows)" {
 		t.Fatalf("after the busy call: %q (isError %v)", text, isErr)
+	}
+}
+
+// TestProtocolErrorIsNotUnavailable: 08P01 is a statement's own error (a
+// Bind with the wrong number of parameters), not a lost connection, so it
+// is neither retried nor reported as "database unavailable"; the rest of
+// class 08 is.
+func TestProtocolErrorIsNotUnavailable(t *testing.T) {
+	ctx := context.Background()
+	for code, want := range map[string]bool{"08P01": false, "08006": true, "08001": true, "57P01": true, "42601": false} {
+		if got := isUnavailable(ctx, &pgexec.QueryError{SQLState: code}); got != want {
+			t.Errorf("SQLSTATE %s: unavailable %v, want %v", code, got, want)
+		}
 	}
 }

@@ -139,6 +139,7 @@ type normalizer struct {
 	// (posDepth, nested brackets included), and a bracket of its own in a
 	// BY list, ORDER BY (2) (byParen).
 	posDepth   int
+	posInner   int // the deepest bracket of posDepth's grouping sets: plain brackets only, no function call's
 	byParen    int
 	distinctOn bool // the previous word is "on" after "distinct"
 	lastNotSc  int  // len(out) after the last token that is not ';'
@@ -426,7 +427,7 @@ func (n *normalizer) numberToken(start, end int, isInt bool) {
 // positionInBrackets tells whether an integer ending at end is an element
 // on its own of a bracket whose elements are column positions.
 func (n *normalizer) positionInBrackets(end int) bool {
-	inPos := n.posDepth > 0 && n.depth >= n.posDepth && (n.prev == kOpen || n.prev == kComma)
+	inPos := n.posDepth > 0 && n.depth == n.posInner && (n.prev == kOpen || n.prev == kComma)
 	inParen := n.byParen > 0 && n.depth == n.byParen && n.prev == kOpen
 	if !inPos && !inParen {
 		return false
@@ -780,12 +781,15 @@ func (n *normalizer) open(c byte) {
 	}
 	startList := n.prev == kWord && ((c == '(' && string(n.out[n.prevWord:]) == "in") ||
 		(c == '[' && string(n.out[n.prevWord:]) == "array"))
+	if c == '(' && n.posDepth > 0 && n.depth == n.posInner && (n.prev == kOpen || n.prev == kComma) {
+		n.posInner++ // a grouping set's bracket: (1, 2) in GROUPING SETS ((1, 2), 3)
+	}
 	if c == '(' && n.posDepth == 0 {
 		switch {
 		case n.prev == kWord && n.distinctOn:
-			n.posDepth = n.depth + 1
+			n.posDepth, n.posInner = n.depth+1, n.depth+1
 		case n.prev == kWord && n.byList && n.depth == n.byDepth && isGroupingWord(string(n.out[n.prevWord:])):
-			n.posDepth = n.depth + 1
+			n.posDepth, n.posInner = n.depth+1, n.depth+1
 		case n.byList && n.depth == n.byDepth && (n.prevIsBy || n.prev == kComma):
 			n.byParen = n.depth + 1
 		}
@@ -825,7 +829,9 @@ func (n *normalizer) closeBracket(c byte) {
 		n.byList = false
 	}
 	if n.depth == n.posDepth {
-		n.posDepth = 0
+		n.posDepth, n.posInner = 0, 0
+	} else if n.posDepth > 0 && n.depth == n.posInner {
+		n.posInner--
 	}
 	if n.depth == n.byParen {
 		n.byParen = 0

@@ -15,11 +15,13 @@ import (
 
 // declaredCast names the DuckDB type a declared parameter is cast to,
 // after the dialect's translation (which would wrap some PostgreSQL casts
-// in checks that use the parameter twice). bytea binds as BLOB already;
+// in checks that use the parameter twice). int2 is cast to INTEGER: DuckDB
+// would type a literal beside a SMALLINT as SMALLINT ($1 * 100 overflows),
+// where PostgreSQL's int2 * int4 is int4; Bind checks int2's range. bytea binds as BLOB already;
 // numeric has no DuckDB type of unbounded precision, so it is left to
 // DuckDB as before.
 var declaredCast = map[uint32]string{
-	pgwire.OIDBool: "BOOLEAN", pgwire.OIDInt2: "SMALLINT", pgwire.OIDInt4: "INTEGER", pgwire.OIDInt8: "BIGINT",
+	pgwire.OIDBool: "BOOLEAN", pgwire.OIDInt2: "INTEGER", pgwire.OIDInt4: "INTEGER", pgwire.OIDInt8: "BIGINT",
 	pgwire.OIDText: "VARCHAR", pgwire.OIDVarchar: "VARCHAR", pgwire.OIDFloat4: "FLOAT", pgwire.OIDFloat8: "DOUBLE",
 	pgwire.OIDDate: "DATE", pgwire.OIDTime: "TIME", pgwire.OIDTimestamp: "TIMESTAMP",
 	pgwire.OIDTimestamptz: "TIMESTAMPTZ", pgwire.OIDInterval: "INTERVAL", pgwire.OIDUUID: "UUID", pgwire.OIDJSON: "JSON",

@@ -111,7 +111,14 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 		case math.MinInt64:
 			return "-infinity", nil
 		}
-		return time.UnixMicro(pgEpoch.UnixMicro() + us).UTC(), nil
+		t := time.UnixMicro(pgEpoch.UnixMicro() + us).UTC()
+		if oid == pgwire.OIDTimestamp && t.Year() >= 1 && t.Year() <= 9999 {
+			// A timestamp without zone as text: bound as a time.Time it
+			// would be an instant, moved by the session's TimeZone when
+			// cast to date or text.
+			return t.Format("2006-01-02 15:04:05.999999"), nil
+		}
+		return t, nil
 	case pgwire.OIDInterval:
 		if len(b) != 16 {
 			return bad()

@@ -102,9 +102,10 @@ func protectedSpans(sql string) ([][2]int, bool) {
 		switch t.GetToken() {
 		case pg_query.Token_SCONST, pg_query.Token_USCONST, pg_query.Token_BCONST, pg_query.Token_XCONST,
 			pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
-		case pg_query.Token_IDENT, pg_query.Token_UIDENT:
-			if a >= len(sql) || (sql[a] != '"' && sql[a] != 'u' && sql[a] != 'U') {
-				continue
+		case pg_query.Token_UIDENT: // U&"..."
+		case pg_query.Token_IDENT:
+			if a >= len(sql) || sql[a] != '"' {
+				continue // an unquoted name (u, users) is not protected
 			}
 		default:
 			continue

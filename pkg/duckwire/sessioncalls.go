@@ -78,7 +78,7 @@ func (ss *session) rewriteSessionCalls(sql string) string {
 		}
 		if depth == listDepth && (text(start-1) == "select" || text(start-1) == ",") {
 			switch text(end + 1) {
-			case "", ",", ";", "from", "union", "intersect", "except", "order", "limit", "offset", "into", "where":
+			case "", ",", ";", ")", "from", "union", "intersect", "except", "order", "limit", "offset", "into", "where":
 				repl += ` AS "` + text(j) + `"`
 			}
 		}

@@ -98,12 +98,12 @@ func (ss *session) savepointCmd(st statement) error {
 }
 
 // restoreSettings puts back every setting that differs from vals; a
-// setting vals lacks (a custom one made since) is dropped.
+// custom setting vals lacks (made since) stays defined with the value ”,
+// as PostgreSQL keeps a placeholder it has seen.
 func (ss *session) restoreSettings(vals map[string]string) {
 	for k := range ss.settings.vals {
 		if _, ok := vals[k]; !ok {
-			delete(ss.settings.vals, k)
-			delete(ss.settings.names, k)
+			ss.settings.set(k, "")
 		}
 	}
 	for k, v := range vals {
@@ -115,8 +115,7 @@ func (ss *session) restoreSettings(vals map[string]string) {
 // zone follows and a reported setting is sent as ParameterStatus.
 func (ss *session) restoreSetting(k, v string) {
 	if v == unsetSetting {
-		delete(ss.settings.vals, k)
-		delete(ss.settings.names, k)
+		ss.settings.set(k, "") // a placeholder stays, empty, as in PostgreSQL
 		return
 	}
 	if cur, ok := ss.settings.vals[k]; ok && cur == v {

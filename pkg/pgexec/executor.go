@@ -374,8 +374,14 @@ func (r *Result) setDoc(doc []byte, f Format) {
 // pgxpool already destroys connections released in another state; this
 // check makes the envelope independent of how the pool was used before.
 func (e *Executor) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	actx, cancel := context.WithTimeout(ctx, e.opts.AcquireTimeout)
-	defer cancel()
+	// AcquireTimeout bounds a wait for a busy pool only: with room in it,
+	// the call opens a connection, however slowly the server accepts it.
+	actx := ctx
+	if st := e.pool.Stat(); st.IdleConns() == 0 && st.AcquiredConns()+st.ConstructingConns() >= st.MaxConns() {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, e.opts.AcquireTimeout)
+		defer cancel()
+	}
 	for range 3 {
 		conn, err := e.pool.Acquire(actx)
 		if err != nil {

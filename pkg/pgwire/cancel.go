@@ -22,11 +22,13 @@ type CancelKey struct {
 const SyntheticPIDBase = 1 << 22
 
 // syntheticPIDs counts the PIDs NewCancelKey gave, from a random start.
-var syntheticPIDs = func() *atomic.Uint32 {
-	var b [4]byte
+// The counter is 64 bits wide and starts below 2^63, so it never wraps
+// (a 32-bit one would, and its wrap would repeat PIDs 2^23 keys apart).
+var syntheticPIDs = func() *atomic.Uint64 {
+	var b [8]byte
 	rand.Read(b[:])
-	n := new(atomic.Uint32)
-	n.Store(binary.BigEndian.Uint32(b[:]))
+	n := new(atomic.Uint64)
+	n.Store(binary.BigEndian.Uint64(b[:]) >> 1)
 	return n
 }()
 
@@ -40,7 +42,7 @@ var syntheticPIDs = func() *atomic.Uint32 {
 func NewCancelKey() CancelKey {
 	var b [4]byte
 	rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
-	pid := SyntheticPIDBase + syntheticPIDs.Add(1)%(1<<31-SyntheticPIDBase)
+	pid := SyntheticPIDBase + uint32(syntheticPIDs.Add(1)%(1<<31-SyntheticPIDBase))
 	return CancelKey{PID: pid, Secret: b[:]}
 }
 

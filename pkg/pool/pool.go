@@ -138,6 +138,9 @@ type Pool struct {
 	// reconnectAt (Unix nanoseconds, 0 never) closes, as they come back,
 	// the connections opened before it (Reconnect).
 	reconnectAt atomic.Int64
+	// disconnected: Disconnect (PAUSE) closed the idle connections; the
+	// janitor opens none for MinIdle until a client acquires again.
+	disconnected bool
 
 	// The caps shared with other pools (SetLimits), set before first use.
 	dbLimit, userLimit *Limit
@@ -361,6 +364,7 @@ func (p *Pool) Reconnect() {
 // client to need one opens it.
 func (p *Pool) Disconnect() {
 	p.mu.Lock()
+	p.disconnected = true // no MinIdle refill until a client needs a connection
 	p.reconnectAt.Store(time.Now().UnixNano())
 	idle := p.dropIdleLocked()
 	p.mu.Unlock()
@@ -424,6 +428,7 @@ func (p *Pool) TryAcquire(prefer func(*Conn) bool) *Conn {
 	if p.closed {
 		return nil
 	}
+	p.disconnected = false
 	now := time.Now()
 	usable := func(c *Conn) bool {
 		return now.Sub(c.created) <= p.cfg.MaxLifetime && now.Sub(c.idleSince) < p.cfg.HealthCheckAfter
@@ -489,6 +494,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	// The common case, an idle connection that needs no check (not even
 	// healthy's peek), takes one lock and no timer.
 	p.mu.Lock()
+	p.disconnected = false
 	timeout := p.cfg.AcquireTimeout
 	if n := len(p.idle); n > 0 && !p.closed {
 		c := p.idle[p.nextIdle(0)]
@@ -749,6 +755,7 @@ func (p *Pool) ReturnSlot() {
 // TimeoutError is Acquire's error when AcquireTimeout passed.
 func (p *Pool) TimeoutError() error {
 	p.mu.Lock()
+	p.disconnected = false
 	timeout := p.cfg.AcquireTimeout
 	p.mu.Unlock()
 	return p.timeoutError(timeout)
@@ -1033,7 +1040,7 @@ func (p *Pool) janitor() {
 		}
 		p.idle = keep
 		need := 0
-		for need < p.cfg.MinIdle-len(p.idle) {
+		for !p.disconnected && need < p.cfg.MinIdle-len(p.idle) {
 			if ok, _ := p.reserveLocked(p.cfg.Size); !ok {
 				break
 			}

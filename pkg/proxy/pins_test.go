@@ -12,6 +12,13 @@ func TestPins(t *testing.T) {
 		"CREATE GLOBAL TEMPORARY TABLE t (a int)":              true,
 		"select * into temporary t from x":                     true,
 		"  PREPARE p AS SELECT 1":                              true,
+		"/* app */ PREPARE p AS SELECT 1":                      true,
+		"SELECT 1; prepare zz$q AS select 2":                   true,
+		`PREPARE "a""b" (int) AS SELECT $1`:                    true,
+		"PREPARE TRANSACTION 'x'":                              false,
+		"WITH prepare AS (SELECT 1) SELECT * FROM prepare":     false,
+		"SELECT 'x; prepare p as select 1'":                    false,
+		"CREATE OR REPLACE TEMP VIEW v AS SELECT 1":            true,
 		"create table pg_temp.t (a int)":                       true,
 		"CREATE FUNCTION PG_TEMP.f() RETURNS int AS 'x'":       true,
 		"select * from pg_temp_3 . t":                          true,
@@ -22,7 +29,7 @@ func TestPins(t *testing.T) {
 		"SELECT holdings FROM t":                               false,
 		"":                                                     false,
 	} {
-		if got := pins(sql); got != want {
+		if got := pins(sql, false); got != want {
 			t.Errorf("pins(%q) = %v, want %v", sql, got, want)
 		}
 	}
@@ -31,7 +38,7 @@ func TestPins(t *testing.T) {
 func BenchmarkPinsPgbench(b *testing.B) {
 	const sql = "SELECT abalance FROM pgbench_accounts WHERE aid = $1;"
 	for i := 0; i < b.N; i++ {
-		if pins(sql) {
+		if pins(sql, false) {
 			b.Fatal("pins")
 		}
 	}

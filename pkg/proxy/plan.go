@@ -297,7 +297,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 				s.unnamedValid, s.unnamedLive = true, true
 			}
 		}
-		if s.rename && pins(query) {
+		if s.rename && pins(query, s.backslash()) {
 			s.pinned = true
 		}
 		if name == "" && s.rename && s.p.opts.CacheUnnamed {
@@ -613,7 +613,7 @@ func (s *session) makeRoom(out []byte) []byte {
 // drops are kept in the entry, to be given back if it does not run.
 func (s *session) noteSQL(sql string) (ops []varOp) {
 	w := scanWords(sql)
-	if w.pin && pinPattern.MatchString(sql) {
+	if w.pin && pinsText(sql, s.backslash()) {
 		s.pinned = true
 	}
 	if w.vars {

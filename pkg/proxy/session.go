@@ -569,6 +569,12 @@ func (s *session) syncServer(srv *pool.Conn) error {
 	defer cancel()
 	st, err := srv.Exec(ctx, q)
 	var se *pool.ServerError
+	if errors.As(err, &se) && (s.vars["role"] != "" || s.vars["session_authorization"] != "") {
+		// Refused in one order (a setting needing privileges the role
+		// gives, or took away): the other order, as one of them is the
+		// client's own.
+		st, err = srv.Exec(ctx, resetAll+s.vars.replay(true))
+	}
 	if errors.As(err, &se) {
 		// The replay is one implicit transaction: its failure also undid
 		// the reset, so the server still has the previous client's
@@ -846,7 +852,7 @@ func (s *session) local(typ byte, body []byte) (bool, error) {
 		st.born = s.p.stmtSeq.Add(1)
 		st.ops = varOps(query, s.backslash())
 		s.stmts[name] = st
-		if pins(query) {
+		if pins(query, s.backslash()) {
 			s.pinned = true
 		}
 		s.mu.Unlock()

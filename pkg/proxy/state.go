@@ -12,14 +12,13 @@ import (
 
 // pinPattern matches statements whose effects outlive the transaction on
 // that server connection: LISTEN, session advisory locks, WITH HOLD
-// cursors, temporary tables and views (also CREATE OR REPLACE TEMP VIEW)
-// and SQL-level PREPARE (PREPARE name AS or PREPARE name (types), in any
-// statement of a text, after comments too). Objects named in the
+// cursors and temporary tables and views (also CREATE OR REPLACE TEMP
+// VIEW); SQL-level PREPARE is found by preparesStatement. Objects named in the
 // pg_temp schema ("create function pg_temp.f()", the usual way to make a
 // temporary function) are temporary too. It is text matching, so a match
 // inside a string literal or comment pins too (harmless: the client just
 // keeps its server).
-var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(or\s+replace\s+)?(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|\bprepare\s+("[^"]*"|\w+)\s*(\(|as\b)|\bpg_temp(_\d+)?\s*\.`)
+var pinPattern = regexp.MustCompile(`(?is)\blisten\b|pg_(try_)?advisory_lock|\bwith\s+hold\b|\bcreate\s+(or\s+replace\s+)?(global\s+|local\s+)?temp(orary)?\s|\binto\s+temp(orary)?\s|\bpg_temp(_\d+)?\s*\.`)
 
 // pinWords are words that every match of pinPattern contains: a statement
 // without any of them cannot pin, and the regexp (a fifth of the proxy's
@@ -54,8 +53,29 @@ func pinsByFastpath(oid uint32) bool {
 }
 
 // pins reports whether sql pins the client to its server.
-func pins(sql string) bool {
-	return scanWords(sql).pin && pinPattern.MatchString(sql)
+func pins(sql string, backslash bool) bool {
+	return scanWords(sql).pin && pinsText(sql, backslash)
+}
+
+// pinsText is pins once a pin word was seen.
+func pinsText(sql string, backslash bool) bool {
+	return pinPattern.MatchString(sql) || preparesStatement(sql, backslash)
+}
+
+// preparesStatement tells whether a statement of sql (split as PostgreSQL
+// splits it, leading comments skipped) is SQL-level PREPARE, whose
+// statement outlives the transaction; PREPARE TRANSACTION is not.
+func preparesStatement(sql string, backslash bool) bool {
+	if !containsFold(sql, "prepare") {
+		return false
+	}
+	for _, st := range splitStatementsEsc(sql, backslash) {
+		f := strings.Fields(trimLeadingComments(st))
+		if len(f) > 0 && strings.EqualFold(f[0], "prepare") && (len(f) < 2 || !strings.EqualFold(f[1], "transaction")) {
+			return true
+		}
+	}
+	return false
 }
 
 // words is what one pass over a statement's text found: a pin word
@@ -639,8 +659,17 @@ func restoreStart(v, start vars, key string) bool {
 // run it).
 const resetAll = "SET SESSION AUTHORIZATION DEFAULT;\nRESET ALL;\n"
 
-// key is a fingerprint of the settings; "" when there are none.
-func (v vars) key() string {
+// key is a fingerprint of the settings; "" when there are none. It is
+// also their replay, the role last (replayOrder).
+func (v vars) key() string { return v.replay(false) }
+
+// replay is the settings' statements in replay order: the others by name,
+// then the session authorization and the role last, or (roleFirst) the
+// authorization and the role first. A client that dropped privileges after
+// setting what only its login may set needs the first order; one that
+// raised them (SET ROLE to a superuser role) before setting such a thing
+// needs the second; syncServer tries one, then the other.
+func (v vars) replay(roleFirst bool) string {
 	if len(v) == 0 {
 		return ""
 	}
@@ -648,16 +677,17 @@ func (v vars) key() string {
 	for k := range v {
 		names = append(names, k)
 	}
-	// The session authorization and then the role last: setting the
-	// authorization resets the role, and a client that drops privileges
-	// (SET ROLE to a lesser role) usually does so after setting what
-	// only the login user may set.
+	// The session authorization before the role: setting it resets the
+	// role.
 	rank := func(k string) int {
 		switch k {
 		case "session_authorization":
 			return 1
 		case "role":
 			return 2
+		}
+		if roleFirst {
+			return 3
 		}
 		return 0
 	}

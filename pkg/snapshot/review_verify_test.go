@@ -6,6 +6,7 @@ package snapshot
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -42,7 +43,10 @@ func TestVerifyReviewVerifyDroppedColumnIsMismatch(t *testing.T) {
 		t.Fatalf("verify: %v", err)
 	}
 	if len(checks) != 1 || checks[0].Match {
-		t.Errorf("copy has column b that the source dropped; Verify says %+v, want Match false", checks)
+		t.Fatalf("copy has column b that the source dropped; Verify says %+v, want Match false", checks)
+	}
+	if !strings.Contains(checks[0].Note, "columns differ") || !strings.Contains(checks[0].Note, ", the copy (a, b)") {
+		t.Errorf("note %q should name both column lists", checks[0].Note)
 	}
 }
 

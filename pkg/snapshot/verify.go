@@ -16,6 +16,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/copybin"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -176,20 +177,21 @@ func Verify(ctx context.Context, opts VerifyOptions) ([]TableCheck, error) {
 // columnDifference compares t's columns in PostgreSQL now with the copy's
 // in DuckDB, by name and order; "" when they are the same, else a note.
 func columnDifference(ctx context.Context, db *sql.DB, t *table) (string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT column_name FROM duckdb_columns()
+	rows, err := db.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
 		WHERE database_name = current_database() AND schema_name = ? AND table_name = ? ORDER BY column_index`, t.Schema, t.Name)
 	if err != nil {
 		return "", fmt.Errorf("columns of %s in DuckDB: %w", t, err)
 	}
-	defer rows.Close()
-	var copyCols []string
+	var copyCols, copyTypes []string
 	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
+		var n, typ string
+		if err := rows.Scan(&n, &typ); err != nil {
+			rows.Close()
 			return "", fmt.Errorf("columns of %s in DuckDB: %w", t, err)
 		}
-		copyCols = append(copyCols, n)
+		copyCols, copyTypes = append(copyCols, n), append(copyTypes, typ)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return "", fmt.Errorf("columns of %s in DuckDB: %w", t, err)
 	}
@@ -197,14 +199,30 @@ func columnDifference(ctx context.Context, db *sql.DB, t *table) (string, error)
 	for i, c := range t.Cols {
 		srcCols[i] = c.Name
 	}
-	if slices.Equal(srcCols, copyCols) {
-		return "", nil
-	}
 	if len(copyCols) == 0 {
 		return "the copy has no such table", nil
 	}
-	return fmt.Sprintf("columns differ: PostgreSQL has (%s), the copy (%s); the table changed since the copy was taken",
-		strings.Join(srcCols, ", "), strings.Join(copyCols, ", ")), nil
+	if !slices.Equal(srcCols, copyCols) {
+		return fmt.Sprintf("columns differ: PostgreSQL has (%s), the copy (%s); the table changed since the copy was taken",
+			strings.Join(srcCols, ", "), strings.Join(copyCols, ", ")), nil
+	}
+	// The same names: also the types a copy taken now would have, as
+	// DuckDB spells them (a retyped column).
+	for i, c := range t.Cols {
+		want, err := copybin.DuckDBType(c)
+		if err != nil {
+			return fmt.Sprintf("column %s: %v; the table changed since the copy was taken", c.Name, err), nil
+		}
+		var spelled string
+		if err := db.QueryRowContext(ctx, "SELECT typeof(CAST(NULL AS "+want+"))").Scan(&spelled); err != nil {
+			return "", fmt.Errorf("type %s in DuckDB: %w", want, err)
+		}
+		if spelled != copyTypes[i] {
+			return fmt.Sprintf("column %s is %s in a copy taken now, %s in this copy; the table changed since the copy was taken",
+				c.Name, spelled, copyTypes[i]), nil
+		}
+	}
+	return "", nil
 }
 
 // compare computes every table's count and checksum on both sides at once:

@@ -781,8 +781,9 @@ func (n *normalizer) open(c byte) {
 	}
 	startList := n.prev == kWord && ((c == '(' && string(n.out[n.prevWord:]) == "in") ||
 		(c == '[' && string(n.out[n.prevWord:]) == "array"))
-	if c == '(' && n.posDepth > 0 && n.depth == n.posInner && (n.prev == kOpen || n.prev == kComma) {
-		n.posInner++ // a grouping set's bracket: (1, 2) in GROUPING SETS ((1, 2), 3)
+	if c == '(' && n.posDepth > 0 && n.depth == n.posInner &&
+		(n.prev == kOpen || n.prev == kComma || (n.prev == kWord && isGroupingWord(string(n.out[n.prevWord:])))) {
+		n.posInner++ // a grouping set's bracket: (1, 2) or ROLLUP (1, 2) in GROUPING SETS (..., 3)
 	}
 	if c == '(' && n.posDepth == 0 {
 		switch {

@@ -116,6 +116,9 @@ func copyOptions(defs []*pg_query.Node) (*copyOpts, error) {
 				break
 			}
 			b, ok := boolValue(val)
+			if !ok && strings.EqualFold(val, "match") {
+				return nil, errorf(codeNotSupported, "cannot use \"match\" with HEADER in COPY TO")
+			}
 			if !ok {
 				return nil, errorf(codeSyntax, "header requires a Boolean value or \"match\"")
 			}
@@ -150,16 +153,15 @@ func copyOptions(defs []*pg_query.Node) (*copyOpts, error) {
 		}
 		o.null = *null
 	}
-	if strings.IndexByte(o.null, o.delim) >= 0 {
-		// A NULL would read back as several fields.
-		return nil, errorf(codeNotSupported, "COPY delimiter must not appear in the NULL specification")
-	}
 	if !o.csv {
 		if quote != nil || escape != nil {
 			return nil, errorf(codeNotSupported, "COPY quote and escape are available only in CSV mode")
 		}
 		if o.delim == '\\' || (o.delim >= 'a' && o.delim <= 'z') || (o.delim >= '0' && o.delim <= '9') || o.delim == '.' {
 			return nil, errorf(codeInvalidParam, fmt.Sprintf("COPY delimiter cannot be %q", string(o.delim)))
+		}
+		if err := nullChecks(o); err != nil {
+			return nil, err
 		}
 		return o, nil
 	}
@@ -179,10 +181,23 @@ func copyOptions(defs []*pg_query.Node) (*copyOpts, error) {
 	if o.delim == o.quote {
 		return nil, errorf(codeInvalidParam, "COPY delimiter and quote must be different")
 	}
-	if strings.IndexByte(o.null, o.quote) >= 0 {
-		return nil, errorf(codeNotSupported, "CSV quote character must not appear in the NULL specification")
+	if err := nullChecks(o); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// nullChecks are PostgreSQL's last checks of the options: a NULL string
+// holding the delimiter (it would read back as several fields) or, in CSV,
+// the quote character.
+func nullChecks(o *copyOpts) error {
+	if strings.IndexByte(o.null, o.delim) >= 0 {
+		return errorf(codeNotSupported, "COPY delimiter must not appear in the NULL specification")
+	}
+	if o.csv && strings.IndexByte(o.null, o.quote) >= 0 {
+		return errorf(codeNotSupported, "CSV quote character must not appear in the NULL specification")
+	}
+	return nil
 }
 
 // defValue is an option's argument as text; false when it has none.

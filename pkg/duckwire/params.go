@@ -112,11 +112,11 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 			return "-infinity", nil
 		}
 		t := time.UnixMicro(pgEpoch.UnixMicro() + us).UTC()
-		if oid == pgwire.OIDTimestamp && t.Year() >= 1 && t.Year() <= 9999 {
+		if oid == pgwire.OIDTimestamp {
 			// A timestamp without zone as text: bound as a time.Time it
 			// would be an instant, moved by the session's TimeZone when
 			// cast to date or text.
-			return t.Format("2006-01-02 15:04:05.999999"), nil
+			return timestampText(t), nil
 		}
 		return t, nil
 	case pgwire.OIDInterval:
@@ -140,6 +140,17 @@ func decodeParam(oid uint32, format int16, b []byte) (driver.Value, error) {
 		return string(b[1:]), nil
 	}
 	return nil, errorf(codeNotSupported, fmt.Sprintf("binary parameters of type %d are not supported; send them as text", oid))
+}
+
+// timestampText writes t as DuckDB reads a TIMESTAMP: the year in
+// astronomical numbering (0 is 1 BC, -32 is 33 BC), at least four digits.
+func timestampText(t time.Time) string {
+	y := t.Year()
+	sign := ""
+	if y < 0 {
+		sign, y = "-", -y
+	}
+	return fmt.Sprintf("%s%04d-%s", sign, y, t.Format("01-02 15:04:05.999999"))
 }
 
 // parseIntParam reads an integer parameter's text as int2in, int4in and

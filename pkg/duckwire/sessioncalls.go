@@ -44,24 +44,37 @@ func (ss *session) rewriteSessionCalls(sql string) string {
 		}
 		return toks[i].text
 	}
+	// lists are the SELECT lists open around the token: their bracket
+	// depth, and whether their items are still being read (until FROM,
+	// WHERE, ... at that depth).
+	type list struct {
+		depth  int
+		active bool
+	}
+	var lists []list
+	inList := func(depth int) bool {
+		n := len(lists)
+		return n > 0 && lists[n-1].depth == depth && lists[n-1].active
+	}
 	var b strings.Builder
-	last, depth, listDepth := 0, 0, -1
+	last, depth := 0, 0
 	for i := 0; i < len(toks); i++ {
 		switch text(i) {
 		case "(":
 			depth++
 			continue
 		case ")":
-			if depth--; depth < listDepth {
-				listDepth = -1
+			depth--
+			for len(lists) > 0 && lists[len(lists)-1].depth > depth {
+				lists = lists[:len(lists)-1] // a subquery's list ended with it
 			}
 			continue
 		case "select":
-			listDepth = depth
+			lists = append(lists, list{depth, true})
 			continue
 		case "from", "where", "group", "having", "window", "order", "limit", "offset", "union", "intersect", "except", "fetch", "into", "for":
-			if depth == listDepth {
-				listDepth = -1
+			if n := len(lists); n > 0 && lists[n-1].depth == depth {
+				lists[n-1].active = false
 			}
 			continue
 		}
@@ -69,17 +82,20 @@ func (ss *session) rewriteSessionCalls(sql string) string {
 		if text(i) == "pg_catalog" && text(i+1) == "." {
 			j = i + 2
 		}
-		if text(start-1) == "." {
-			continue // a function of another schema, or a column
+		if text(start-1) == "." || isLabelPosition(toks, start) {
+			continue // a function of another schema, a column, or a column label
 		}
 		repl, end, ok := ss.sessionCall(toks, j)
 		if !ok {
 			continue
 		}
-		if depth == listDepth && (text(start-1) == "select" || text(start-1) == ",") {
-			switch text(end + 1) {
-			case "", ",", ";", ")", "from", "union", "intersect", "except", "order", "limit", "offset", "into", "where":
-				repl += ` AS "` + text(j) + `"`
+		if inList(depth) {
+			switch text(start - 1) {
+			case "select", ",", "distinct", "all":
+				switch text(end + 1) {
+				case "", ",", ";", ")", "from", "union", "intersect", "except", "order", "limit", "offset", "into", "where":
+					repl += ` AS "` + text(j) + `"`
+				}
 			}
 		}
 		b.WriteString(sql[last:toks[start].start])
@@ -91,6 +107,21 @@ func (ss *session) rewriteSessionCalls(sql string) string {
 	}
 	b.WriteString(sql[last:])
 	return b.String()
+}
+
+// isLabelPosition tells whether toks[i] is where a column label stands:
+// after AS, or right after a token that ends an expression (select 1
+// current_user names the column current_user).
+func isLabelPosition(toks []tok, i int) bool {
+	if i == 0 {
+		return false
+	}
+	p := toks[i-1]
+	switch p.kind {
+	case pg_query.Token_IDENT, pg_query.Token_ICONST, pg_query.Token_FCONST, pg_query.Token_SCONST:
+		return true
+	}
+	return p.text == "as" || p.text == ")"
 }
 
 // sessionCall reads a session function call at toks[j]: its replacement

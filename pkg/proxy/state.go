@@ -62,9 +62,13 @@ func pinsText(sql string, backslash bool) bool {
 	return pinPattern.MatchString(sql) || preparesStatement(sql, backslash)
 }
 
-// preparesStatement tells whether a statement of sql (split as PostgreSQL
-// splits it, leading comments skipped) is SQL-level PREPARE, whose
-// statement outlives the transaction; PREPARE TRANSACTION is not.
+// preparesStatement tells whether sql makes an SQL-level prepared
+// statement, which outlives the transaction: a statement of sql that
+// starts with PREPARE (split as PostgreSQL splits it, leading comments
+// skipped; not PREPARE TRANSACTION), or "PREPARE name AS" / "PREPARE name
+// (" anywhere else, as in the string a DO block EXECUTEs. A word after
+// PREPARE that is an SQL keyword (WITH prepare AS (...), prepare IN (...))
+// is no statement name.
 func preparesStatement(sql string, backslash bool) bool {
 	if !containsFold(sql, "prepare") {
 		return false
@@ -75,7 +79,23 @@ func preparesStatement(sql string, backslash bool) bool {
 			return true
 		}
 	}
+	for _, m := range preparePattern.FindAllStringSubmatch(sql, -1) {
+		if !notStatementName[strings.ToLower(m[1])] {
+			return true
+		}
+	}
 	return false
+}
+
+// preparePattern finds PREPARE name AS and PREPARE name ( in any text.
+var preparePattern = regexp.MustCompile(`(?is)\bprepare\s+("(?:[^"]|"")*"|[A-Za-z_\x80-\xff][^\s(;'"]*)\s*(?:\(|as\b)`)
+
+// notStatementName are the words after "prepare" in ordinary statements
+// that use prepare as a name (a CTE, a column).
+var notStatementName = map[string]bool{
+	"as": true, "in": true, "is": true, "not": true, "and": true, "or": true, "like": true, "ilike": true,
+	"between": true, "similar": true, "from": true, "where": true, "on": true, "then": true, "else": true,
+	"when": true, "end": true, "asc": true, "desc": true, "using": true, "over": true, "filter": true,
 }
 
 // words is what one pass over a statement's text found: a pin word

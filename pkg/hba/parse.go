@@ -292,6 +292,14 @@ func (r *Rule) options(fields [][]token) error {
 // names reads a database or user field: keywords, names and @file
 // inclusions.
 func names(toks []token, dir, what string) ([]name, error) {
+	return namesAt(toks, dir, what, 0)
+}
+
+// maxIncludeDepth is how deep @file inclusions may nest, as PostgreSQL's
+// limit of 10: a file that includes itself is refused, not followed.
+const maxIncludeDepth = 10
+
+func namesAt(toks []token, dir, what string, depth int) ([]name, error) {
 	var out []name
 	for _, t := range toks {
 		switch {
@@ -308,7 +316,10 @@ func names(toks []token, dir, what string) ([]name, error) {
 			if err != nil {
 				return nil, err
 			}
-			more, err := names(inc, filepath.Dir(path), what)
+			if depth >= maxIncludeDepth {
+				return nil, fmt.Errorf("%s: @file inclusions nested deeper than %d (a file including itself?)", t.text, maxIncludeDepth)
+			}
+			more, err := namesAt(inc, filepath.Dir(path), what, depth+1)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", t.text, err)
 			}

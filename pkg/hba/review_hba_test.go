@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,22 @@ func TestHBAReviewContinuationJoinsWithoutSpace(t *testing.T) {
 	}
 	if r, ok := rs.Match(Client{"app", "dave", netip.MustParseAddr("11.1.1.1"), false}); !ok || r.Line != 3 {
 		t.Fatalf("dave: %v %v, want line 3", r, ok)
+	}
+}
+
+// An @file that includes itself is refused with an error naming the
+// nesting, not followed until the stack runs out.
+func TestHBAReviewIncludeCycleRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "loop"), []byte("alice @loop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pg_hba.conf")
+	if err := os.WriteFile(path, []byte("host all @loop 10.0.0.0/8 md5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), "nested deeper than 10") {
+		t.Fatalf("self-including @file: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ package duckwire
 import (
 	"context"
 	"database/sql/driver"
-	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"io"
 	"regexp"
 	"strconv"
@@ -59,30 +58,29 @@ func (ss *session) intercept(sql string) (resultSet, bool) {
 			return ss.viewDefinition(m[1]), true
 		}
 	}
+	var toks []tok // scanned once, when a catalog's name is in the text
 	for _, c := range emptyCatalogs {
-		if strings.Contains(sql, c) && namesCatalog(sql, c[len("pg_catalog."):]) {
+		if !strings.Contains(sql, c) {
+			continue
+		}
+		if toks == nil {
+			var ok bool
+			if toks, ok = scanTokens(sql); !ok {
+				return nil, false
+			}
+		}
+		if namesCatalog(toks, c[len("pg_catalog."):]) {
 			return textRows([]string{"?column?"}), true
 		}
 	}
 	return nil, false
 }
 
-// namesCatalog tells whether sql refers to pg_catalog.name as PostgreSQL's
-// scanner reads it: not inside a string constant or a comment.
-func namesCatalog(sql, name string) bool {
-	scan, err := pg_query.Scan(sql)
-	if err != nil {
-		return false
-	}
-	var words []string
-	for _, t := range scan.GetTokens() {
-		if k := t.GetToken(); k == pg_query.Token_SQL_COMMENT || k == pg_query.Token_C_COMMENT {
-			continue
-		}
-		words = append(words, strings.ToLower(sql[t.GetStart():t.GetEnd()]))
-	}
-	for i := 0; i+2 < len(words); i++ {
-		if words[i] == "pg_catalog" && words[i+1] == "." && words[i+2] == name {
+// namesCatalog tells whether toks refer to pg_catalog.name as PostgreSQL's
+// scanner reads them: not inside a string constant or a comment.
+func namesCatalog(toks []tok, name string) bool {
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i].text == "pg_catalog" && toks[i+1].text == "." && toks[i+2].text == name {
 			return true
 		}
 	}

@@ -32,14 +32,14 @@ var declaredCast = map[uint32]string{
 // PostgreSQL would. Parameters
 // declared 0 (unspecified) or of a type not listed stay as they are.
 func castDeclaredParams(sql string, oids []uint32) string {
-	any := false
+	some := false
 	for _, oid := range oids {
 		if declaredCast[oid] != "" {
-			any = true
+			some = true
 			break
 		}
 	}
-	if !any {
+	if !some {
 		return sql
 	}
 	scan, err := pg_query.Scan(sql)

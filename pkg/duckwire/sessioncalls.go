@@ -20,16 +20,12 @@ type tok struct {
 	text       string // lower case
 }
 
-// rewriteSessionCalls replaces version(), current_database(),
-// current_schema[()], current_setting('name'[, missing_ok]),
-// pg_backend_pid(), pg_is_in_recovery(), current_user, session_user,
-// current_role and current_catalog with the session's values. A call
-// that is a whole item of a SELECT list gets its column name, as
-// PostgreSQL gives it ("version", "current_database", ...).
-func (ss *session) rewriteSessionCalls(sql string) string {
+// scanTokens is sql's tokens as PostgreSQL's scanner reads them, comments
+// left out; false when the text does not scan.
+func scanTokens(sql string) ([]tok, bool) {
 	scan, err := pg_query.Scan(sql)
 	if err != nil {
-		return sql
+		return nil, false
 	}
 	var toks []tok
 	for _, t := range scan.GetTokens() {
@@ -37,6 +33,20 @@ func (ss *session) rewriteSessionCalls(sql string) string {
 			a, z := int(t.GetStart()), int(t.GetEnd())
 			toks = append(toks, tok{a, z, k, strings.ToLower(sql[a:z])})
 		}
+	}
+	return toks, true
+}
+
+// rewriteSessionCalls replaces version(), current_database(),
+// current_schema[()], current_setting('name'[, missing_ok]),
+// pg_backend_pid(), pg_is_in_recovery(), current_user, session_user,
+// current_role and current_catalog with the session's values. A call
+// that is a whole item of a SELECT list gets its column name, as
+// PostgreSQL gives it ("version", "current_database", ...).
+func (ss *session) rewriteSessionCalls(sql string) string {
+	toks, ok := scanTokens(sql)
+	if !ok {
+		return sql
 	}
 	text := func(i int) string {
 		if i < 0 || i >= len(toks) {

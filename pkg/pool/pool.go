@@ -349,24 +349,26 @@ func (p *Pool) Stat() Stat {
 // Reconnect closes the idle connections now and the others as they come
 // back (PgBouncer's RECONNECT): from here on clients get connections
 // opened afresh, e.g. to a server whose address changed.
-func (p *Pool) Reconnect() {
-	p.mu.Lock()
-	p.reconnectAt.Store(time.Now().UnixNano())
-	idle := p.dropIdleLocked()
-	p.refillLocked()
-	p.mu.Unlock()
-	p.closeDropped(idle)
-}
+func (p *Pool) Reconnect() { p.dropAll(false) }
 
 // Disconnect closes the idle connections now and the others as they come
 // back, as Reconnect, but opens none to refill the pool (PgBouncer's PAUSE
 // disconnects from the servers for a restart of the database); the next
 // client to need one opens it.
-func (p *Pool) Disconnect() {
+func (p *Pool) Disconnect() { p.dropAll(true) }
+
+// dropAll closes the idle connections and marks the others to be closed
+// as they come back; with disconnect, it lets no waiter connect and the
+// janitor open none for MinIdle until a client acquires.
+func (p *Pool) dropAll(disconnect bool) {
 	p.mu.Lock()
-	p.disconnected = true // no MinIdle refill until a client needs a connection
 	p.reconnectAt.Store(time.Now().UnixNano())
 	idle := p.dropIdleLocked()
+	if disconnect {
+		p.disconnected = true
+	} else {
+		p.refillLocked()
+	}
 	p.mu.Unlock()
 	p.closeDropped(idle)
 }

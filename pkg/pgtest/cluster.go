@@ -66,6 +66,9 @@ func (c *Cluster) SocketURL() string {
 // the cluster is stopped and deleted when this process ends, however it
 // ends; call Stop to do it sooner.
 func StartCluster(opts Options) (*Cluster, error) {
+	if err := opts.checkSettings(); err != nil {
+		return nil, err
+	}
 	binDir, err := FindBinDir()
 	if err != nil {
 		return nil, err

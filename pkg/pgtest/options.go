@@ -68,6 +68,29 @@ func (o Options) settings(port int, socketDir string) map[string]string {
 	return s
 }
 
+// confValue escapes a value for single quotes in postgresql.conf.
+var confValue = strings.NewReplacer(`\`, `\\`, "'", "''", "\n", `\n`, "\r", `\r`)
+
+// checkSettings refuses a setting name postgresql.conf cannot hold (the
+// server would not start, and its log would be the only clue).
+func (o Options) checkSettings() error {
+	for k := range o.Settings {
+		ok := k != ""
+		for i, r := range k {
+			switch {
+			case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			case i > 0 && (r == '.' || r >= '0' && r <= '9'):
+			default:
+				ok = false
+			}
+		}
+		if !ok {
+			return fmt.Errorf("pgtest: setting name %q is not a PostgreSQL parameter name", k)
+		}
+	}
+	return nil
+}
+
 // confText renders settings as postgresql.conf lines in a stable order.
 func confText(s map[string]string) string {
 	keys := make([]string, 0, len(s))
@@ -80,7 +103,9 @@ func confText(s map[string]string) string {
 	for _, k := range keys {
 		// In postgresql.conf a backslash inside quotes is an escape: doubled
 		// so that the value arrives as given.
-		v := strings.ReplaceAll(strings.ReplaceAll(s[k], `\`, `\\`), "'", "''")
+		// A line break cannot stand in a quoted value; PostgreSQL reads
+		// the escapes \n and \r in its place.
+		v := confValue.Replace(s[k])
 		fmt.Fprintf(&b, "%s = '%s'\n", k, v)
 	}
 	return b.String()

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,4 +69,30 @@ func TestHarnessReviewRelativeBinDir(t *testing.T) {
 	}
 	defer c.Stop()
 	show(t, c.URL(), "port")
+}
+
+// A value with a line break used to end the quoted string mid-line: the
+// server refused its configuration and did not start. It is written with
+// PostgreSQL's \n and \r escapes and arrives as given.
+func TestHarnessReviewSettingWithLineBreak(t *testing.T) {
+	want := "first line\nsecond\r\nthird"
+	c := Start(t, Options{Settings: map[string]string{"qpkit.zz_lines": want}})
+	if got := show(t, c.URL(), "qpkit.zz_lines"); got != want {
+		t.Errorf("current_setting(qpkit.zz_lines) = %q, want %q", got, want)
+	}
+}
+
+// A name postgresql.conf cannot hold is refused before initdb, naming it.
+func TestHarnessReviewSettingBadName(t *testing.T) {
+	for _, name := range []string{"", "work mem", "x=1", "1abc", "a\nb"} {
+		c, err := StartCluster(Options{Settings: map[string]string{name: "1"}})
+		if err == nil {
+			c.Stop()
+			t.Errorf("StartCluster with setting name %q: no error", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), "setting name") {
+			t.Errorf("StartCluster with setting name %q: %v, want an error naming the setting", name, err)
+		}
+	}
 }

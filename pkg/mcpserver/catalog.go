@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -18,9 +19,16 @@ import (
 const systemSchemas = `n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'`
 
+// readable keeps to what the role may read, as information_schema does:
+// a listing of relations every query on which fails only misleads an
+// agent. A relation counts if the role may select from it or from one
+// of its columns, in a schema it may use.
+const readable = `pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+  AND (pg_catalog.has_table_privilege(c.oid, 'SELECT') OR pg_catalog.has_any_column_privilege(c.oid, 'SELECT'))`
+
 const listSchemasSQL = `SELECT n.nspname, obj_description(n.oid, 'pg_namespace')
 FROM pg_catalog.pg_namespace n
-WHERE ` + systemSchemas + `
+WHERE ` + systemSchemas + ` AND pg_catalog.has_schema_privilege(n.oid, 'USAGE')
 ORDER BY 1`
 
 // $1 schema (NULL: all non-system ones), $2 ILIKE pattern (NULL: any).
@@ -32,12 +40,22 @@ FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamesp
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
   AND (($1::text IS NULL AND ` + systemSchemas + `) OR n.nspname = $1::text)
   AND ($2::text IS NULL OR c.relname ILIKE $2::text)
+  AND ` + readable + `
 ORDER BY n.nspname, c.relname`
 
 // The describe_table queries; $1 is the name as the agent wrote it.
 const (
+	// The relation, with a partitioned table's key, a partition's parent
+	// and bounds, and a partitioned table's partitions (the first
+	// maxPartitions, and how many there are).
 	describeRelSQL = `SELECT c.oid::regclass::text, c.relkind::text, c.reltuples::bigint,
-  obj_description(c.oid, 'pg_class')
+  obj_description(c.oid, 'pg_class'),
+  CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END,
+  (SELECT i.inhparent::regclass::text FROM pg_catalog.pg_inherits i WHERE c.relispartition AND i.inhrelid = c.oid),
+  CASE WHEN c.relispartition THEN pg_get_expr(c.relpartbound, c.oid) END,
+  (SELECT string_agg(p.r, ', ') FROM (SELECT i.inhrelid::regclass::text AS r FROM pg_catalog.pg_inherits i
+    WHERE c.relkind = 'p' AND i.inhparent = c.oid ORDER BY 1 LIMIT ` + maxPartitionsText + `) p),
+  (SELECT count(*) FROM pg_catalog.pg_inherits i WHERE c.relkind = 'p' AND i.inhparent = c.oid)
 FROM pg_catalog.pg_class c WHERE c.oid = to_regclass($1::text)`
 
 	describeColumnsSQL = `SELECT pg_catalog.quote_ident(a.attname), format_type(a.atttypid, a.atttypmod), a.attnotnull,
@@ -64,6 +82,12 @@ WHERE i.indrelid = to_regclass($1::text)
 ORDER BY i.indexrelid::regclass::text`
 )
 
+// maxPartitions is how many partitions describe_table names.
+const (
+	maxPartitions     = 50
+	maxPartitionsText = "50"
+)
+
 var kindNames = map[string]string{
 	"r": "table", "p": "partitioned table", "v": "view", "m": "materialized view", "f": "foreign table",
 	"i": "index", "S": "sequence", "c": "composite type", "I": "partitioned index", "t": "TOAST table",
@@ -85,6 +109,12 @@ func (h *handler) query(ctx context.Context, sql string, params ...any) (rows []
 		return nil, false, fmt.Errorf("mcpserver: decode catalog result: %w", err)
 	}
 	return doc.Rows, res.Truncated, nil
+}
+
+// moreThan tells whether the count n (a result cell's text) exceeds max.
+func moreThan(n string, max int) bool {
+	v, err := strconv.Atoi(n)
+	return err == nil && v > max
 }
 
 // str is a result cell as text; NULL is "".
@@ -201,6 +231,9 @@ func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest, o 
 	kind := kindNames[str(rel[0][1])]
 	var b strings.Builder
 	fmt.Fprintf(&b, "-- %s, ~%s rows%s\n", kind, estimate(rel[0][2]), comment(rel[0][3]))
+	if parent := str(rel[0][5]); parent != "" {
+		fmt.Fprintf(&b, "-- partition of %s %s\n", parent, str(rel[0][6]))
+	}
 	fmt.Fprintf(&b, "CREATE %s %s (\n", strings.ToUpper(kind), str(rel[0][0]))
 	var lines []string
 	for _, c := range cols {
@@ -230,7 +263,20 @@ func (h *handler) describeTable(ctx context.Context, req mcp.CallToolRequest, o 
 		}
 		b.WriteString(code + note + "\n")
 	}
-	b.WriteString(");\n")
+	if key := str(rel[0][4]); key != "" {
+		b.WriteString(") PARTITION BY " + key + ";\n")
+		parts, n := str(rel[0][7]), str(rel[0][8])
+		switch {
+		case parts == "":
+			b.WriteString("-- no partitions\n")
+		case !moreThan(n, maxPartitions):
+			b.WriteString("-- partitions: " + parts + "\n")
+		default:
+			fmt.Fprintf(&b, "-- partitions: %s (the first %d of %s)\n", parts, maxPartitions, n)
+		}
+	} else {
+		b.WriteString(");\n")
+	}
 	for _, r := range idx {
 		b.WriteString(str(r[0]) + ";\n")
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgexec"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
@@ -169,5 +170,90 @@ func TestAgentReviewListTablesTruncationNoteCountsShownRows(t *testing.T) {
 	}
 	if m == nil || m[1] != fmt.Sprint(shown) {
 		t.Errorf("%d tables shown of 400, note %q", shown, m)
+	}
+}
+
+// describe_table shows a partitioned table's key and partitions, and a
+// partition's parent and bounds (psql's \d shows both); before, a
+// partitioned table read as a plain one.
+func TestAgentReviewDescribeTablePartitions(t *testing.T) {
+	c := newClient(t, Config{})
+	rvExec(t, `DROP SCHEMA IF EXISTS zzpart CASCADE; CREATE SCHEMA zzpart;
+CREATE TABLE zzpart.m (d date NOT NULL, v int) PARTITION BY RANGE (d);
+CREATE TABLE zzpart.m2024 PARTITION OF zzpart.m FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+CREATE TABLE zzpart.m2025 PARTITION OF zzpart.m FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+CREATE TABLE zzpart.empty (k int) PARTITION BY LIST (k);`)
+	text, isErr := call(t, c, "describe_table", map[string]any{"name": "zzpart.m"})
+	if isErr {
+		t.Fatal(text)
+	}
+	for _, want := range []string{") PARTITION BY RANGE (d);", "-- partitions: zzpart.m2024, zzpart.m2025\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("describe_table zzpart.m lacks %q:\n%s", want, text)
+		}
+	}
+	text, _ = call(t, c, "describe_table", map[string]any{"name": "zzpart.m2025"})
+	if want := "-- partition of zzpart.m FOR VALUES FROM ('2025-01-01') TO ('2026-01-01')\n"; !strings.Contains(text, want) {
+		t.Errorf("describe_table zzpart.m2025 lacks %q:\n%s", want, text)
+	}
+	text, _ = call(t, c, "describe_table", map[string]any{"name": "zzpart.empty"})
+	if !strings.Contains(text, ") PARTITION BY LIST (k);\n-- no partitions\n") {
+		t.Errorf("describe_table zzpart.empty:\n%s", text)
+	}
+}
+
+// list_tables and list_schemas show only what the role may read, as
+// information_schema does: a table the role has no SELECT on (nor on
+// any column), or one in a schema it may not use, was listed, and every
+// query an agent then wrote on it failed with 42501.
+func TestAgentReviewListTablesOnlyReadable(t *testing.T) {
+	rvExec(t, `DROP SCHEMA IF EXISTS zzpriv CASCADE; DROP SCHEMA IF EXISTS zzhidden CASCADE;
+CREATE SCHEMA zzpriv; CREATE SCHEMA zzhidden;
+CREATE TABLE zzpriv.open (x int); CREATE TABLE zzpriv.closed (x int); CREATE TABLE zzpriv.somecols (x int, secret text);
+CREATE TABLE zzhidden.t (x int);`)
+	url := roleURL(t, "mcpg_zzpriv", `GRANT USAGE ON SCHEMA zzpriv TO mcpg_zzpriv;
+GRANT SELECT ON zzpriv.open TO mcpg_zzpriv; GRANT SELECT (x) ON zzpriv.somecols TO mcpg_zzpriv;
+GRANT SELECT ON zzhidden.t TO mcpg_zzpriv`)
+	pool, err := pgexec.NewPool(context.Background(), url, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	srv, err := New(Config{Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, NewInProcessClient(srv))
+	text, isErr := call(t, c, "list_tables", map[string]any{"pattern": "%"})
+	if isErr {
+		t.Fatal(text)
+	}
+	for _, want := range []string{"zzpriv.open table", "zzpriv.somecols table"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("list_tables lacks %q:\n%s", want, text)
+		}
+	}
+	for _, hidden := range []string{"zzpriv.closed", "zzhidden.t"} {
+		if strings.Contains(text, hidden) {
+			t.Errorf("list_tables shows %s, which the role cannot read:\n%s", hidden, text)
+		}
+	}
+	text, _ = call(t, c, "list_schemas", map[string]any{})
+	if !strings.Contains(text, "zzpriv") || strings.Contains(text, "zzhidden") {
+		t.Errorf("list_schemas: want zzpriv and not zzhidden:\n%s", text)
+	}
+}
+
+// rvExec runs sql as the superuser on the shared cluster.
+func rvExec(t *testing.T, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.Shared(t).URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
 	}
 }

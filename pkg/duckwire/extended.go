@@ -164,10 +164,31 @@ func (ss *session) bind(body []byte) {
 		}
 		ss.dropPortal("")
 	}
+	// PostgreSQL checks the result format count at Bind, where the
+	// statement's columns are known.
+	if n := len(m.ResultFormatCodes); n > 1 {
+		if cols, known := ps.columnCount(); known && n != cols {
+			ss.fail(formatCountError(n, cols))
+			return
+		}
+	}
 	formats := make([]int16, len(m.ResultFormatCodes))
 	copy(formats, m.ResultFormatCodes)
 	ss.portals[m.DestinationPortal] = &portal{ps: ps, args: args, formats: formats}
 	ss.out = append(ss.out, '2', 0, 0, 0, 4)
+}
+
+// columnCount is the number of result columns a portal of ps will have,
+// where Parse already knew it (a DuckDB query, SHOW; statements without
+// a result have none).
+func (ps *prepared) columnCount() (int, bool) {
+	switch {
+	case ps.st.kind == kindShow:
+		return 1, true
+	case ps.st.kind == kindQuery && ps.cols != nil:
+		return len(ps.cols), true
+	}
+	return 0, false
 }
 
 func (ss *session) describe(body []byte) {

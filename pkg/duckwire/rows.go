@@ -5,6 +5,7 @@ package duckwire
 import (
 	"database/sql/driver"
 	"encoding/binary"
+	"fmt"
 	"io"
 )
 
@@ -39,11 +40,17 @@ func formatOf(formats []int16, i int) int16 {
 	return 0
 }
 
+// formatCountError is PostgreSQL's error for a Bind whose result format
+// count is neither 0, 1 nor the number of columns.
+func formatCountError(formats, cols int) error {
+	return errorf(codeProtocol, fmt.Sprintf("bind message has %d result formats but query has %d columns", formats, cols))
+}
+
 // checkFormats refuses binary for a column with no binary encoder here
 // and format codes other than 0 and 1.
 func checkFormats(cols []column, formats []int16) error {
 	if len(formats) > 1 && len(formats) != len(cols) {
-		return errorf(codeProtocol, "bind message has a result format count that does not match the result columns")
+		return formatCountError(len(formats), len(cols))
 	}
 	for i, c := range cols {
 		switch formatOf(formats, i) {

@@ -3,6 +3,7 @@ package duckwire
 // Tests of limitations once documented as known, fixed since.
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -27,4 +28,25 @@ func TestKnownReviewResultFormatCountAtBind(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A built-in setting qpanalytics keeps no value for (work_mem), set in a
+// block that rolls back or by SET LOCAL, is unknown again afterwards, as
+// it was before the SET; it used to come back as ''. A custom (dotted)
+// setting stays as an empty placeholder, as in PostgreSQL.
+func TestKnownReviewBuiltinSettingAfterRollback(t *testing.T) {
+	p := dialBoth(t, nil)
+	for _, q := range []string{
+		"show work_mem",
+		"begin; set work_mem = '64MB'; rollback; show work_mem",
+		"begin; set local work_mem = '64MB'; commit; show work_mem",
+		"begin; savepoint a; set work_mem = '64MB'; rollback to a; commit; show work_mem",
+	} {
+		p.qp.send(&pgproto3.Query{String: q})
+		if got := summary(p.qp.until('Z')); !strings.Contains(got, "E(42704)") {
+			t.Errorf("%s: %s, want 42704 as before any SET", q, got)
+		}
+	}
+	qp, pg := p.reviewBoth(&pgproto3.Query{String: "begin; set zz.custom = 'x'; rollback; show zz.custom"})
+	reviewSame(t, "custom setting after rollback", qp, pg)
 }

@@ -6,6 +6,7 @@ package duckwire
 import (
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // txBlock is the open transaction block's memory: the settings at BEGIN,
@@ -17,7 +18,7 @@ type txBlock struct {
 	savepoints []savepoint
 }
 
-// unsetSetting marks, in txBlock.local, a custom setting that did not
+// unsetSetting marks, in txBlock.local, a setting that did not
 // exist before its SET LOCAL.
 const unsetSetting = "\x00unset"
 
@@ -103,7 +104,7 @@ func (ss *session) savepointCmd(st statement) error {
 func (ss *session) restoreSettings(vals map[string]string) {
 	for k := range ss.settings.vals {
 		if _, ok := vals[k]; !ok {
-			ss.settings.set(k, "")
+			ss.forgetSetting(k)
 		}
 	}
 	for k, v := range vals {
@@ -111,11 +112,25 @@ func (ss *session) restoreSettings(vals map[string]string) {
 	}
 }
 
+// forgetSetting undoes the SET that made k known. A custom setting (a
+// dotted name) stays as an empty placeholder, as in PostgreSQL. A
+// built-in one this server keeps no value for (work_mem) becomes unknown
+// again, as before the SET: PostgreSQL would go back to its default,
+// which this server cannot know, where an empty value would be wrong.
+func (ss *session) forgetSetting(k string) {
+	if strings.Contains(k, ".") {
+		ss.settings.set(k, "")
+		return
+	}
+	delete(ss.settings.vals, k)
+	delete(ss.settings.names, k)
+}
+
 // restoreSetting sets k back to v through setOne, so that DuckDB's time
 // zone follows and a reported setting is sent as ParameterStatus.
 func (ss *session) restoreSetting(k, v string) {
 	if v == unsetSetting {
-		ss.settings.set(k, "") // a placeholder stays, empty, as in PostgreSQL
+		ss.forgetSetting(k)
 		return
 	}
 	if cur, ok := ss.settings.vals[k]; ok && cur == v {

@@ -32,7 +32,7 @@ func TestKnownReviewResultFormatCountAtBind(t *testing.T) {
 
 // A built-in setting qpanalytics keeps no value for (work_mem), set in a
 // block that rolls back or by SET LOCAL, is unknown again afterwards, as
-// it was before the SET; it used to come back as ''. A custom (dotted)
+// it was before the SET; it used to come back empty. A custom (dotted)
 // setting stays as an empty placeholder, as in PostgreSQL.
 func TestKnownReviewBuiltinSettingAfterRollback(t *testing.T) {
 	p := dialBoth(t, nil)

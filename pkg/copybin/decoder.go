@@ -105,6 +105,10 @@ func (d *Decoder) Next(b *Batch, max int) (int, error) {
 			return 0, err
 		}
 		if d.done {
+			if err := d.checkEnd(); err != nil {
+				d.err = err
+				return 0, err
+			}
 			break
 		}
 		if need > 0 {
@@ -161,6 +165,23 @@ func (d *Decoder) header() error {
 		n := min(int(ext), d.end-d.pos)
 		d.pos += n
 		ext -= int32(n)
+	}
+	return nil
+}
+
+// checkEnd makes sure nothing follows the trailer: PostgreSQL's COPY FROM
+// fails such a stream ("received copy data after EOF marker"), and rows
+// after it would be lost without a word.
+func (d *Decoder) checkEnd() error {
+	if d.pos < d.end {
+		return d.fail("", fmt.Errorf("%d bytes of data after the COPY trailer", d.end-d.pos))
+	}
+	var one [1]byte
+	switch n, err := io.ReadFull(d.r, one[:]); {
+	case n > 0:
+		return d.fail("", errors.New("data after the COPY trailer"))
+	case err != io.EOF:
+		return d.fail("", fmt.Errorf("reading past the COPY trailer: %w", err))
 	}
 	return nil
 }

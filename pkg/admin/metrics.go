@@ -184,6 +184,34 @@ func (s *Server) ObserveAcquire(pool string, dur time.Duration) {
 	s.metrics.pool(pool).acquire.Observe(dur.Seconds())
 }
 
+// ForgetPool drops the metric series of a removed pool (its histograms,
+// errors and routing decisions): names clients make up must not grow the
+// scrape for good. A pool of that name made later starts from zero, as
+// its counters in SHOW POOLS and /api/pools do.
+func (s *Server) ForgetPool(pool string) {
+	m := s.metrics
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pools := make(map[string]*poolChildren, len(*m.pools.Load()))
+	for k, v := range *m.pools.Load() {
+		if k != pool {
+			pools[k] = v
+		}
+	}
+	m.pools.Store(&pools)
+	routes := make(map[routeKey]prometheus.Counter, len(*m.routes.Load()))
+	for k, v := range *m.routes.Load() {
+		if k.pool != pool {
+			routes[k] = v
+		}
+	}
+	m.routes.Store(&routes)
+	m.query.DeleteLabelValues(pool)
+	m.acquire.DeleteLabelValues(pool)
+	m.errors.DeleteLabelValues(pool)
+	m.routing.DeletePartialMatch(prometheus.Labels{"pool": pool})
+}
+
 // RoutingDecision counts one backend choice for pool on route.
 func (s *Server) RoutingDecision(pool, route string) {
 	m := s.metrics

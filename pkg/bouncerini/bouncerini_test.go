@@ -135,7 +135,7 @@ func TestBouncerDatabases(t *testing.T) {
 	}
 	want := map[string]string{
 		"a": "postgres://db1:5432/?sslmode=require",
-		"b": "postgres://db2:6000/real_b?application_name=app&auth_user=x&client_encoding=LATIN1&connect_query=SET+work_mem+%3D+%2764MB%27&datestyle=ISO%2C+DMY&sslmode=require&timezone=UTC",
+		"b": "postgres://db2:6000/real_b?application_name=app&auth_user=x&client_encoding=LATIN1&connect_query=SET%20work_mem%20%3D%20%2764MB%27&datestyle=ISO%2C%20DMY&sslmode=require&timezone=UTC",
 		"c": "postgres://app:p%20w@db1:5432/c2?sslmode=require",
 		"d": "postgres://ro@/?host=%2Frun%2Fbouncer&port=5432&sslmode=require",
 		"e": "postgres://db1:6000,db2:6000/?load_balance_hosts=disable&sslmode=require",
@@ -143,7 +143,8 @@ func TestBouncerDatabases(t *testing.T) {
 	if !maps.Equal(s.Databases, want) {
 		t.Errorf("databases:\n got %v\nwant %v", s.Databases, want)
 	}
-	if u := s.Values["server_url"]; u != "postgres://:star@db3:5432/?sslmode=require" {
+	// password= without user= is not used, as in PgBouncer.
+	if u := s.Values["server_url"]; u != "postgres://db3:5432/?sslmode=require" {
 		t.Errorf("server_url = %q", u)
 	}
 	for _, c := range []struct{ text, msg string }{
@@ -195,7 +196,7 @@ func TestBouncerLoadErrors(t *testing.T) {
 func TestBouncerIncludeAndValues(t *testing.T) {
 	dir := t.TempDir()
 	inc := filepath.Join(dir, "pools.ini")
-	if err := os.WriteFile(inc, []byte("default_pool_size = 7\nmin_pool_size = 2\n[databases]\n'my db' = host=/run/pg port=5433 password='it''s #1'\n"), 0o600); err != nil {
+	if err := os.WriteFile(inc, []byte("default_pool_size = 7\nmin_pool_size = 2\n[databases]\n'my db' = host=/run/pg port=5433 user=root password='it''s #1'\nnouser = host=/run/pg password=unused\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := load(t, "[pgbouncer]\nauth_type = trust\ndefault_pool_size = 3\n  %include "+inc+"\n[pgbouncer]\nserver_reset_query = SELECT 1 ; # not a comment\nlisten_addr = *\nserver_lifetime = 0\nserver_idle_timeout = 0.5\nquery_wait_timeout = 0\n")
@@ -213,8 +214,16 @@ func TestBouncerIncludeAndValues(t *testing.T) {
 	}
 	url := s.Databases["my db"]
 	cfg, err := pgconn.ParseConfig(url)
-	if url != "postgres://:it%27s%20%231@/?host=%2Frun%2Fpg&port=5433" || err != nil || cfg.Host != "/run/pg" || cfg.Port != 5433 || cfg.Password != "it's #1" {
+	if url != "postgres://root:it%27s%20%231@/?host=%2Frun%2Fpg&port=5433" || err != nil || cfg.Host != "/run/pg" || cfg.Port != 5433 || cfg.Password != "it's #1" {
 		t.Errorf("databases %v: %+v %v", s.Databases, cfg, err)
+	}
+	// A password without a user is not used, as in PgBouncer (it would
+	// be every client's).
+	if u := s.Databases["nouser"]; u != "postgres:///?host=%2Frun%2Fpg&port=5432" {
+		t.Errorf("nouser: %s", u)
+	}
+	if w := notes(s, slog.LevelWarn); !strings.Contains(w, "password= without user= is not used") {
+		t.Errorf("no warning of the unused password in:\n%s", w)
 	}
 }
 
@@ -239,7 +248,7 @@ func TestBouncerWarnings(t *testing.T) {
 	if s.Values["server_round_robin"] != "true" {
 		t.Errorf("server_round_robin = 1: %q", s.Values["server_round_robin"])
 	}
-	if x := s.Databases["x"]; x != "postgres://app@127.0.0.1:5432/?connect_query=SELECT+1&load_balance_hosts=disable" {
+	if x := s.Databases["x"]; x != "postgres://app@127.0.0.1:5432/?connect_query=SELECT%201&load_balance_hosts=disable" {
 		t.Errorf("[databases] x: %s", x)
 	}
 	if strings.Contains(w, "query_timeout") || strings.Count(w, "unknown") != 1 {

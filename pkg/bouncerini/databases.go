@@ -70,6 +70,12 @@ func (m *mapper) databases(f *ini.File, server serverSide) {
 		}
 		handled := []string{"host", "port", "dbname", "password", "user", "pool_size", "min_pool_size", "pool_mode",
 			"server_lifetime", "query_wait_timeout", "reserve_pool", "reserve_pool_size", "max_db_connections", "max_db_client_connections"}
+		if _, ok := params["password"]; ok && params["user"] == "" {
+			// PgBouncer uses an entry's password only with its user (the
+			// forced user's); here it would be every client's.
+			m.warn("%s: password= without user= is not used, as in PgBouncer: each client logs in with its own password", at)
+			delete(params, "password")
+		}
 		if name == "*" {
 			if db, ok := params["dbname"]; ok {
 				m.refuse("server_url", "%s: dbname=%s: the * entry serves each database under its own name", at, db)
@@ -134,7 +140,8 @@ func serverURL(host, port, dbname, user, password string, entry map[string]strin
 	case user != "":
 		u.User = url.User(user)
 	}
-	u.RawQuery = q.Encode()
+	// Encode writes a space as '+', which libpq and pgx read as a plus.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
 	return u.String()
 }
 

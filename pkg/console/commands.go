@@ -68,8 +68,7 @@ func (s *session) run(q string) {
 			s.fail("08P01", err.Error())
 			return
 		}
-		s.waitPaused(arg)
-		if src.Disconnect != nil && s.ctx.Err() == nil {
+		if s.waitPaused(arg) && src.Disconnect != nil {
 			src.Disconnect(arg) // as PgBouncer: ready for a restart of the database
 		}
 		s.complete("PAUSE")
@@ -157,25 +156,35 @@ func (s *session) set(q string) {
 	s.complete("SET")
 }
 
-// waitPaused returns when the pools of database ("" all) have no server
-// connection handed out, as PgBouncer's PAUSE does, or when the console
-// ends.
-func (s *session) waitPaused(database string) {
+// waitPaused returns true when the pools of database ("" all) have no
+// server connection handed out, as PgBouncer's PAUSE does, and false when
+// a RESUME came first (a pool of them is no longer paused: its servers
+// are in use again and must not be closed) or the console ends.
+func (s *session) waitPaused(database string) bool {
 	t := time.NewTicker(pauseWait)
 	defer t.Stop()
 	for {
 		busy := false
+		if database == "" && s.c.Source.Paused != nil && !s.c.Source.Paused() {
+			return false
+		}
 		for _, p := range s.c.Source.Pools() {
-			if (database == "" || p.Database == database) && p.ServersActive > 0 {
+			if database != "" && p.Database != database {
+				continue
+			}
+			if database != "" && !p.Paused {
+				return false
+			}
+			if p.ServersActive > 0 {
 				busy = true
 			}
 		}
 		if !busy {
-			return
+			return s.ctx.Err() == nil
 		}
 		select {
 		case <-s.ctx.Done():
-			return
+			return false
 		case <-t.C:
 		}
 	}

@@ -50,6 +50,7 @@ type Pool struct {
 	ServersActive, ServersIdle    int
 	MaxWait                       time.Duration
 	Mode                          string
+	Paused                        bool // held by a PAUSE (the console's own pool never is)
 }
 
 // Client is one client connection (SHOW CLIENTS).

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -114,7 +115,7 @@ var ErrTooManyClients = errors.New("too many clients")
 // Pool is the server connections of one (database, user).
 type Pool struct {
 	Database, User string
-	name           string // Database + "/" + User, for every query's metrics
+	name           string // NameOf(Database, User), for every query's metrics
 
 	connect Connector
 	log     *slog.Logger
@@ -251,12 +252,27 @@ func (p *Pool) SetAdopt(adopt func(net.Conn) (net.Conn, error)) {
 	p.mu.Unlock()
 }
 
+// NameOf is the name of the pool of (database, user): "database/user",
+// each part that holds a '/' or a '"' in double quotes (inner quotes
+// doubled), so that two pools never share a name (PostgreSQL allows '/'
+// in both). The name keys pauses, metrics and the admin API.
+func NameOf(database, user string) string {
+	return namePart(database) + "/" + namePart(user)
+}
+
+func namePart(s string) string {
+	if !strings.ContainsAny(s, `/"`) {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
 // New returns a pool; its janitor runs until Close.
 func New(database, user string, cfg Config, connect Connector, log *slog.Logger) *Pool {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pool{Database: database, User: user, name: database + "/" + user, cfg: cfg.Defaults(), connect: connect, log: log, stop: make(chan struct{})}
+	p := &Pool{Database: database, User: user, name: NameOf(database, user), cfg: cfg.Defaults(), connect: connect, log: log, stop: make(chan struct{})}
 	go p.janitor()
 	return p
 }

@@ -285,6 +285,7 @@ func (s *session) loopWelcome() bool {
 	if s.p.opts.Router != nil || s.p.pausing.Load() {
 		return false
 	}
+	s.routeGen = s.p.routeGen()
 	pl, err := s.p.joinPool(route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
 	if err != nil {
 		return false

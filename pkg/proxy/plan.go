@@ -38,9 +38,9 @@ type entry struct {
 	action int
 	stmt   *stmt     // Parse and Bind: the statement (renamed); eviction Close: the evicted one
 	evict  string    // an eviction Close: the server name closed
-	sql    string    // Query and Execute: text for OnQuery
+	sql    string    // Query, Execute, and the client's Parse and Bind: text for OnQuery
 	named  bool      // Execute of a named statement
-	start  time.Time // Query and Execute: when forwarded
+	start  time.Time // Query, Execute, and the client's Parse and Bind: when forwarded
 	rows   int64     // Query: rows so far
 	code   string    // Query: first SQLSTATE
 	// Parse (renameError) and Bind of a named statement: the server name
@@ -87,6 +87,10 @@ type entry struct {
 	// of a client's Query, answers and error alike kept from the client
 	// (see session.probe).
 	probe bool
+	// portal and maxRows: an Execute's portal and row limit, which is
+	// the number of rows sent when the portal is suspended (portalRun).
+	portal  string
+	maxRows int64
 	// seq numbers the entries in the order planned; ends: the answer
 	// ends a Sync group, whatever fails before it (fence.go).
 	seq  uint64
@@ -312,7 +316,10 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			s.ucache = nil // the server's unnamed statement is the client's
 		}
 		if !s.rename || name == "" {
-			s.push(entry{kind: kParse, unnamed: name == "", prev: prev})
+			if !s.rename && name != "" {
+				s.noteText(name, query)
+			}
+			s.push(entry{kind: kParse, unnamed: name == "", prev: prev, sql: query, start: now})
 			return append(out, raw...), nil
 		}
 		if old := s.stmts[name]; old != nil {
@@ -323,7 +330,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			fresh := newStmtFor(name, query, params, s.stmtKey())
 			fresh.born = s.p.stmtSeq.Add(1)
 			fresh.ops = varOps(query, s.backslash())
-			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name, fresh: fresh})
+			s.push(entry{kind: kParse, action: renameError, errFrom: old.server, errTo: name, fresh: fresh, sql: query, start: now})
 			return appendParse(out, old.server, query, params), nil
 		}
 		st := newStmtFor(name, query, params, s.stmtKey())
@@ -335,7 +342,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		// afresh, as PostgreSQL does every Parse (errors come at the
 		// Parse, and the statement sees today's tables).
 		s.serverHas(st)
-		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name, created: st}), nil
+		return s.parseOn(out, st, entry{kind: kParse, stmt: st, stmtName: name, created: st, sql: query, start: now}), nil
 	case 'B':
 		portalName, rest, ok := cstring(body)
 		if !ok {
@@ -350,31 +357,37 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			st = s.ucache
 			s.portals[portalName] = portal{sql: st.query, ops: st.ops}
 			out = s.ensure(out, st)
-			s.push(entry{kind: kBind, stmt: st, unnamed: true, errFrom: st.server})
+			s.push(entry{kind: kBind, stmt: st, unnamed: true, errFrom: st.server, sql: st.query, start: now})
 			return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
 		}
-		if name == "" {
+		switch {
+		case name == "":
 			s.portals[portalName] = portal{sql: s.unnamed, ops: s.unnamedOps}
 			out = s.ensureUnnamed(out)
-		} else if st != nil {
+		case st != nil:
 			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
+		default:
+			// Session mode keeps only the texts of named statements (for
+			// the digests); a statement made with SQL PREPARE has none
+			// here. Never a text an earlier Bind left.
+			s.portals[portalName] = portal{sql: s.texts[name], named: true}
 		}
 		if s.rename && name != "" && st == nil && !s.pinned {
 			// A name the client has not parsed: refused as PostgreSQL
 			// would (26000), also when it is another client's server
 			// name, which the server does have. A pinned client's may be
 			// one it made with SQL PREPARE on its own server.
-			s.push(entry{kind: kBind, errFrom: dummyClose, errTo: name})
+			s.push(entry{kind: kBind, errFrom: dummyClose, errTo: name, sql: s.portals[portalName].sql, start: now})
 			return appendMsg(out, 'B', []byte(portalName), nul, []byte(dummyClose), nul, tail), nil
 		}
 		if !s.rename || name == "" || st == nil {
-			s.push(entry{kind: kBind})
+			s.push(entry{kind: kBind, sql: s.portals[portalName].sql, start: now})
 			return append(out, raw...), nil
 		}
 		out = s.ensure(out, st)
 		// A Bind that does not fit the statement (parameter or format
 		// counts) is refused with an error naming it: the client's name.
-		s.push(entry{kind: kBind, stmt: st, errFrom: st.server, errTo: name})
+		s.push(entry{kind: kBind, stmt: st, errFrom: st.server, errTo: name, sql: st.query, start: now})
 		return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
 	case 'D':
 		if len(body) < 2 {
@@ -407,12 +420,13 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.push(entry{kind: kDescribe})
 		return appendMsg(out, 'D', []byte{'S'}, []byte(st.server), nul), nil
 	case 'E':
-		name, _, ok := cstring(body)
-		if !ok {
+		name, rest, ok := cstring(body)
+		if !ok || len(rest) < 4 {
 			return out, bad
 		}
 		pt := s.portals[name]
-		e := entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops}
+		e := entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops,
+			portal: name, maxRows: int64(int32(binary.BigEndian.Uint32(rest)))}
 		if s.rename && scanWords(pt.sql).drop {
 			if _, all := droppedStatements(pt.sql); all {
 				e.dropsAll = maps.Clone(s.stmts)
@@ -447,6 +461,8 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		if !s.rename || body[0] != 'S' || name == "" {
 			if body[0] == 'P' {
 				delete(s.portals, name)
+			} else if name != "" {
+				delete(s.texts, name)
 			}
 			return append(out, raw...), nil
 		}
@@ -605,6 +621,16 @@ func (s *session) makeRoom(out []byte) []byte {
 		out = appendClose(out, 'S', name)
 	}
 	return out
+}
+
+// noteText records a named statement's text in session mode, where
+// statements are not renamed and s.stmts stays empty, so that the
+// digests of its Executes carry it.
+func (s *session) noteText(name, query string) {
+	if s.texts == nil {
+		s.texts = make(map[string]string)
+	}
+	s.texts[name] = query
 }
 
 // noteSQL tracks pinning and statement-cache resets in a simple Query

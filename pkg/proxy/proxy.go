@@ -570,6 +570,14 @@ func (p *Proxy) waitResumed(ctx context.Context, pl *pool.Pool) error {
 	}
 }
 
+// routeGen is the default router's Generation (0 with another router).
+func (p *Proxy) routeGen() uint64 {
+	if pools, ok := p.router.(*route.Pools); ok {
+		return pools.Generation()
+	}
+	return 0
+}
+
 // joinPool routes a client to its pool and joins it. A pool that Sweep
 // retired between the two is routed again: the next one is new (a pool
 // closed for good, at shutdown, stays closed: the error then stands).
@@ -769,6 +777,7 @@ func (p *Proxy) Pools() []PoolStat {
 // ClientStat is one client's state.
 type ClientStat struct {
 	Addr, User, Database string
+	Pool                 string // the name of the pool serving it (a forced user's); "" before it has one
 	Application          string // application_name from the startup packet
 	TLS                  bool
 	State                string // "idle", "active" (a server is working for it) or "waiting" (for a server)

@@ -338,6 +338,14 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		if err := want(kExecute); err != nil {
 			return 0, false, nil, err
 		}
+		if typ == 's' {
+			// A portal read in pieces (a fetch size) is one statement,
+			// counted once with all its rows, as pg_stat_statements
+			// counts it: the event comes with its last piece.
+			s.suspended(head)
+			s.pop()
+			break
+		}
 		if typ == 'C' && s.rename && droppedAll(body) {
 			// DEALLOCATE ALL or DISCARD ALL through the extended protocol
 			// (JDBC sends every statement so): the server has dropped
@@ -351,6 +359,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 				}
 			}
 		}
+		rows = s.resumed(head, rows)
 		ev = s.event(head, rows, "")
 		s.pop()
 	case 'E':
@@ -391,6 +400,12 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			break
 		}
 		if head.kind == kExecute {
+			s.resumed(head, 0)
+		}
+		if head.kind == kExecute || (head.kind == kParse || head.kind == kBind) && head.sql != "" {
+			// A statement that fails at its Parse or Bind (a missing
+			// table, a bad parameter) counts as an error of its text, as
+			// the same failure through a simple Query does.
 			ev = s.event(head, 0, code)
 		}
 		if head.kind == kBind && head.stmt != nil && code == "0A000" {
@@ -437,6 +452,16 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		s.txStatus = body[0]
 		if len(s.queue) == 0 {
 			s.copyEndAhead = false // no COPY under way
+		}
+		if body[0] == 'I' && len(s.runs) > 0 && ev == nil {
+			// Portals suspended and never finished end with the
+			// transaction: counted with the rows they sent (one of them
+			// when several were left; they are rare).
+			for _, r := range s.runs {
+				ev = s.event(&entry{sql: r.sql, named: r.named, start: time.Now().Add(-r.dur)}, r.rows, "")
+				break
+			}
+			clear(s.runs)
 		}
 		if body[0] == 'I' {
 			s.txEnded()
@@ -836,6 +861,51 @@ func (s *session) observe(evs []QueryEvent) {
 	for i := range evs {
 		s.p.opts.OnQuery(evs[i])
 	}
+}
+
+// portalRun is a suspended portal's statement so far: the time its
+// Executes took until their answers (not the client's time between
+// them, which pg_stat_statements does not count either) and the rows
+// sent.
+type portalRun struct {
+	sql   string
+	named bool
+	dur   time.Duration
+	rows  int64
+}
+
+// suspended records a PortalSuspended answer to Execute e: e.maxRows rows
+// were sent.
+func (s *session) suspended(e *entry) {
+	if s.p.opts.OnQuery == nil {
+		return
+	}
+	if s.runs == nil {
+		s.runs = make(map[string]portalRun)
+	}
+	r, ok := s.runs[e.portal]
+	if !ok || r.sql != e.sql {
+		r = portalRun{sql: e.sql, named: e.named}
+	}
+	r.dur += time.Since(e.start)
+	r.rows += e.maxRows
+	s.runs[e.portal] = r
+}
+
+// resumed ends the run of e's portal, if it was suspended before: the
+// run's time is added to e's (its start moved back by it) and its rows
+// to rows.
+func (s *session) resumed(e *entry, rows int64) int64 {
+	r, ok := s.runs[e.portal]
+	if !ok {
+		return rows
+	}
+	delete(s.runs, e.portal)
+	if r.sql != e.sql {
+		return rows // another statement bound to the name since
+	}
+	e.start = e.start.Add(-r.dur)
+	return rows + r.rows
 }
 
 // event builds an OnQuery event when the hook is set.

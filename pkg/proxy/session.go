@@ -33,6 +33,9 @@ type session struct {
 	user   string
 	addr   string
 	since  time.Time
+	// routeGen is the default router's Generation when the session
+	// joined its pool (see reroute).
+	routeGen uint64
 	// txBegan is when the client's first message since its last
 	// transaction ended was planned (OnTransaction's duration), under mu.
 	txBegan time.Time
@@ -98,13 +101,19 @@ type session struct {
 	// prepared under a name (Options.CacheUnnamed); useen maps the unnamed
 	// texts seen under the settings ucKey to their statements (nil: seen
 	// once).
-	ucache      *stmt
-	uprev       []unnamedState // see entry.prev; emptied with the queue
-	fc          fenceState     // fence.go
-	useen       map[string]*stmt
-	ucKey       string
-	errBuf      []byte // a rewritten ErrorResponse (renameError), relay goroutine only
-	portals     map[string]portal
+	ucache  *stmt
+	uprev   []unnamedState // see entry.prev; emptied with the queue
+	fc      fenceState     // fence.go
+	useen   map[string]*stmt
+	ucKey   string
+	errBuf  []byte // a rewritten ErrorResponse (renameError), relay goroutine only
+	portals map[string]portal
+	// texts: session mode's named statements' texts, for the digests
+	// (noteText); transaction mode keeps its statements in stmts.
+	texts map[string]string
+	// runs: the suspended portals' statements, to count each once
+	// (portalRun).
+	runs        map[string]portalRun
 	vars        vars
 	scsOff      atomic.Bool       // the client was told standard_conforming_strings = off (backslash)
 	slot        *pool.Pool        // a slot to connect in, granted to the wait on the loop (onGranted)
@@ -163,7 +172,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		db = user
 	}
 	if p.opts.PoolBytes != nil {
-		read, wrote := p.opts.PoolBytes(db + "/" + user)
+		read, wrote := p.opts.PoolBytes(pool.NameOf(db, user))
 		cl.Conn = pool.CountConn(cl.Conn, read, wrote)
 	}
 	s := &session{
@@ -184,7 +193,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		vars:     make(vars),
 	}
 	s.fr = pgwire.NewFramer(s.br, p.opts.MaxMessage)
-	s.poolName = s.db + "/" + s.user
+	s.poolName = pool.NameOf(s.db, s.user)
 	// PostgreSQL applies the options first, then the other parameters.
 	// Keys lower-case, as SET, RESET and ParameterStatus name them (JDBC
 	// sends DateStyle and TimeZone spelled so).
@@ -304,6 +313,9 @@ func (s *session) stat() ClientStat {
 	}
 	if s.srv != nil {
 		st.ServerPID = s.srv.PID
+	}
+	if s.pool != nil {
+		st.Pool = s.pool.Name()
 	}
 	return st
 }
@@ -433,6 +445,7 @@ func (s *session) finalOf(err error) *clientError {
 
 // welcome acquires a server for the client's parameters and sends them.
 func (s *session) welcome() error {
+	s.routeGen = s.p.routeGen()
 	pl, err := s.p.joinPool(route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
 	if err != nil {
 		pgwire.WriteError(s.client.Conn, "FATAL", sqlstateOf(err), "qprouter: "+err.Error())
@@ -678,6 +691,28 @@ func (s *session) relayInline() {
 	s.mu.Unlock()
 }
 
+// reroute moves a transaction-mode session between transactions to the
+// pool the default router gives it after a reload (generation gen), as
+// PgBouncer renames a database's forced user in place: a client whose
+// database's forced user changed logs in as the new one from its next
+// transaction, and one whose forced user went as itself. Before, it kept
+// its pool, and with it the old forced user, for as long as it stayed. A
+// database that has no server any more ends the session (3D000).
+func (s *session) reroute(gen uint64) error {
+	pl, err := s.p.joinPool(route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
+	if err != nil {
+		return &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
+	}
+	s.mu.Lock()
+	old := s.pool
+	s.pool, s.routeGen = pl, gen
+	s.mu.Unlock()
+	if old != nil {
+		old.Leave()
+	}
+	return nil
+}
+
 // lockServer returns the session's server with s.mu held, acquiring one
 // (transaction mode) when it has none.
 func (s *session) lockServer(sql string) (*pool.Conn, error) {
@@ -691,6 +726,13 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 		<-prev // the last server goroutine has finished writing to the client
 		if !s.rename {
 			return nil, errors.New("session lost its server")
+		}
+		if pools, byUser := s.p.router.(*route.Pools); byUser {
+			if g := pools.Generation(); g != s.routeGen {
+				if err := s.reroute(g); err != nil {
+					return nil, err
+				}
+			}
 		}
 		pl := s.pool
 		if _, byUser := s.p.router.(*route.Pools); !byUser {

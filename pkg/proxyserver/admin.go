@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/qpkit/qpkit/pkg/pool"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/admin"
@@ -105,7 +106,7 @@ func waitingClients(p *proxy.Proxy) map[string]poolWaits {
 		if c.State != "waiting" {
 			continue
 		}
-		k := c.Database + "/" + c.User
+		k := c.Pool
 		w := out[k]
 		w.n++
 		if !c.WaitingSince.IsZero() {
@@ -120,8 +121,9 @@ func poolStats(p *proxy.Proxy) []admin.PoolStat {
 	var out []admin.PoolStat
 	waits := waitingClients(p)
 	for _, s := range p.Pools() {
-		s.Waiting = max(s.Waiting, waits[s.Database+"/"+s.User].n)
-		out = append(out, admin.PoolStat{Name: s.Database + "/" + s.User, Database: s.Database, User: s.User, Mode: s.Mode,
+		name := pool.NameOf(s.Database, s.User)
+		s.Waiting = max(s.Waiting, waits[name].n)
+		out = append(out, admin.PoolStat{Name: name, Database: s.Database, User: s.User, Mode: s.Mode,
 			Active: s.Active, Idle: s.Idle, Waiting: s.Waiting, MaxSize: s.Size, Paused: s.Paused,
 			Reserve: s.Reserve, DBConnections: s.DBConnections, MaxDBConnections: s.MaxDBConnections,
 			UserConnections: s.UserConnections, MaxUserConnections: s.MaxUserConnections,
@@ -135,7 +137,7 @@ func clientStats(p *proxy.Proxy) []admin.ClientStat {
 	for _, c := range p.Clients() {
 		// The cancel key's PID: unique among connected clients, what the
 		// console's SHOW CLIENTS calls ptr and KILL_CLIENT takes.
-		out = append(out, admin.ClientStat{ID: fmt.Sprintf("0x%08x", c.KeyPID), Pool: c.Database + "/" + c.User, User: c.User, Database: c.Database,
+		out = append(out, admin.ClientStat{ID: fmt.Sprintf("0x%08x", c.KeyPID), Pool: c.Pool, User: c.User, Database: c.Database,
 			Application: c.Application, Addr: c.Addr, State: c.State, TLS: c.TLS, Pinned: c.Pinned, ConnectedAt: c.ConnectedSince})
 	}
 	return out

@@ -44,6 +44,10 @@ func TestRedact(t *testing.T) {
 		"host=h password=secret dbname=x":                   "host=h password=xxxxx dbname=x",
 		"host=h password = 'se cr''et' dbname=x":            "host=h password = xxxxx dbname=x",
 		"postgres://h1:1,h2:2/db?connect_query=SELECT+1":    "postgres://h1:1,h2:2/db?connect_query=SELECT+1",
+		// the client key's passphrase, in either form (found by review)
+		"postgres://h/db?sslmode=verify-full&sslpassword=secret&application_name=a%20b": "postgres://h/db?sslmode=verify-full&sslpassword=xxxxx&application_name=a%20b",
+		"postgres://h/db?SSLPassword=secret":                                            "postgres://h/db?SSLPassword=xxxxx",
+		"host=h sslpassword=secret":                                                     "host=h sslpassword=xxxxx",
 	} {
 		if got := redact(in); got != want || strings.Contains(got, "secret") {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)

@@ -6,6 +6,7 @@ package proxyserver
 import (
 	"context"
 	"fmt"
+	"github.com/qpkit/qpkit/pkg/pool"
 	"net"
 	"reflect"
 	"slices"
@@ -93,10 +94,10 @@ func (s *Server) consolePools() []console.Pool {
 	waits := waitingClients(s.proxy)
 	var out []console.Pool
 	for _, p := range s.proxy.Pools() {
-		w := waits[p.Database+"/"+p.User]
+		w := waits[pool.NameOf(p.Database, p.User)]
 		n := max(p.Waiting, w.n)
 		out = append(out, console.Pool{Database: p.Database, User: p.User, ClientsActive: max(0, p.Clients-n),
-			ClientsWaiting: n, ServersActive: p.Active, ServersIdle: p.Idle, MaxWait: max(p.MaxWait, w.longest), Mode: p.Mode})
+			ClientsWaiting: n, ServersActive: p.Active, ServersIdle: p.Idle, MaxWait: max(p.MaxWait, w.longest), Mode: p.Mode, Paused: p.Paused})
 	}
 	if n := s.admins.count(); n > 0 {
 		// As PgBouncer lists its admin console: a pool of its own.
@@ -317,7 +318,7 @@ func (s *Server) pauseDatabase(database string, pause bool) error {
 			continue
 		}
 		found = true
-		name := p.Database + "/" + p.User
+		name := pool.NameOf(p.Database, p.User)
 		var err error
 		if pause {
 			err = s.proxy.PausePool(name)

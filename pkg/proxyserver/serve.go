@@ -237,9 +237,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	if s.stats != nil {
-		s.stats.dbOf = func(pool string) (string, bool) {
+		s.stats.dbOf = func(name string) (string, bool) {
 			for _, p := range s.proxy.Pools() {
-				if p.Database+"/"+p.User == pool {
+				if pool.NameOf(p.Database, p.User) == name {
 					return p.Database, true
 				}
 			}
@@ -622,8 +622,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 var dsnPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.|'')*'|\S+)`)
 
 // redact is a connection string for logs and the admin API: a URL's
-// password (user info or ?password=) and a key=value string's password=
-// shown as xxxxx.
+// password (user info, or any parameter whose name holds "password", as
+// ?sslpassword=, the client key's passphrase) and a key=value string's
+// password= and sslpassword= shown as xxxxx.
 func redact(s string) string {
 	if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
 		return dsnPassword.ReplaceAllString(s, "${1}xxxxx")
@@ -632,10 +633,15 @@ func redact(s string) string {
 	if err != nil {
 		return "(unparsable url)"
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	var parts []string
+	for _, part := range strings.Split(u.RawQuery, "&") {
+		k, _, _ := strings.Cut(part, "=")
+		if key, err := url.PathUnescape(k); err != nil || strings.Contains(strings.ToLower(key), "password") {
+			part = k + "=xxxxx"
+		}
+		parts = append(parts, part)
 	}
+	u.RawQuery = strings.Join(parts, "&")
 	return u.Redacted()
 }
 
@@ -652,6 +658,9 @@ func (s *Server) sweepPools(ctx context.Context) {
 		case now := <-t.C:
 			for _, name := range s.pools.Sweep(now) {
 				s.log.Debug("pool removed: unused, or no longer routed to", "pool", name)
+				if s.admin != nil {
+					s.admin.ForgetPool(name)
+				}
 			}
 		}
 	}

@@ -43,6 +43,11 @@ func (s *Server) set(key, value string) error {
 	if err := c.Check(); err != nil {
 		return err
 	}
+	if why := s.restartOnly(c); why != "" {
+		// A reload keeps the old value with a warning; a SET answering
+		// SET would claim a change (new HBA reject rules) that is not made.
+		return fmt.Errorf("%s: %s", key, why)
+	}
 	if err := s.apply(c); err != nil {
 		return err
 	}
@@ -52,6 +57,21 @@ func (s *Server) set(key, value string) error {
 	}
 	s.log.Info("console: SET", "key", to, "value", v)
 	return nil
+}
+
+// restartOnly says why nc cannot take effect before a restart ("": it
+// can): it turns on or off what is decided at the start (apply keeps
+// those as they were).
+func (s *Server) restartOnly(nc Config) string {
+	switch {
+	case (nc.AuthHBAFile == "") != (s.opts.Config.AuthHBAFile == ""):
+		return "auth_hba_file is turned on or off only at a restart"
+	case (s.cert != nil) != (nc.TLSCert != ""):
+		return "TLS (tls_cert, tls_key) is turned on or off only at a restart"
+	case (s.cas.Load() != nil) != (nc.TLSCAFile != ""):
+		return "tls_ca_file is turned on or off only at a restart"
+	}
+	return ""
 }
 
 // configKeys are the config keys of Config's fields, by field index ("":

@@ -75,6 +75,17 @@ func (s *Pools) Route(_ context.Context, r Request) (*pool.Pool, error) {
 	return s.Get(r.Database, user), nil
 }
 
+// Generation changes whenever a reload replaces Targets (0 without
+// Targets): a client routed under another generation may belong in
+// another pool now (its database's forced user changed or went), which
+// Route tells. One atomic load.
+func (s *Pools) Generation() uint64 {
+	if s.Targets == nil {
+		return 0
+	}
+	return s.Targets.cur.Load().gen
+}
+
 // Get returns the pool of (database, user), creating it.
 func (s *Pools) Get(database, user string) *pool.Pool {
 	key := [2]string{database, user}

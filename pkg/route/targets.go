@@ -74,6 +74,8 @@ type targetSet struct {
 	// anyAuthUser: some target names its own auth user (asked at every
 	// login that the auth file does not answer, so kept, not counted).
 	anyAuthUser bool
+	// gen counts the Updates before this set.
+	gen uint64
 }
 
 // lookup is the set's target of a client's database name (nil: none).
@@ -179,6 +181,7 @@ func (t *Targets) Update(defaultURL string, named map[string]string) (moved func
 	if ns.fallback != nil {
 		ns.fallback = keep(ns.fallback, old.fallback)
 	}
+	ns.gen = old.gen + 1
 	t.cur.Store(ns)
 	return func(database string) bool { return old.lookup(database) != ns.lookup(database) }, nil
 }
@@ -198,12 +201,15 @@ func parseTarget(raw string) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := u.Query()
+	q, err := libpqQuery(u.RawQuery)
+	if err != nil {
+		return nil, err
+	}
 	pw, _ := u.User.Password()
 	tg := newTarget(raw, conn, cfg, own)
-	tg.Database = cmp.Or(strings.TrimPrefix(u.Path, "/"), q.Get("dbname"), q.Get("database"))
-	tg.User = cmp.Or(u.User.Username(), q.Get("user"))
-	tg.ownPassword = cmp.Or(pw, q.Get("password")) != ""
+	tg.Database = cmp.Or(strings.TrimPrefix(u.Path, "/"), q["dbname"], q["database"])
+	tg.User = cmp.Or(u.User.Username(), q["user"])
+	tg.ownPassword = cmp.Or(pw, q["password"]) != ""
 	return tg, nil
 }
 
@@ -225,6 +231,9 @@ type ownParams struct {
 var ownKeys = []string{"load_balance_hosts", "connect_query", "auth_user", "auth_query", "auth_dbname"}
 
 // takeOwnParams splits a postgres:// URL into what pgx reads and ownParams.
+// The other parameters stay as written: pgx reads a URL's query as libpq
+// does, where only %XX is an escape and '+' a plus, so decoding and
+// encoding them again as a form turned "a%20b" into "a+b".
 func takeOwnParams(raw string) (conn string, p ownParams, err error) {
 	if !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://") {
 		return raw, p, nil
@@ -233,7 +242,13 @@ func takeOwnParams(raw string) (conn string, p ownParams, err error) {
 	if err != nil {
 		return "", p, err
 	}
-	q := u.Query()
+	// qprouter's own parameters are read as a form (a '+' is a space, as
+	// Go's url.Values and earlier releases read them); the others are
+	// left to pgx as written.
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", p, err
+	}
 	if !slices.ContainsFunc(ownKeys, q.Has) {
 		return raw, p, nil
 	}
@@ -246,11 +261,36 @@ func takeOwnParams(raw string) (conn string, p ownParams, err error) {
 	}
 	p.connectQuery = q.Get("connect_query")
 	p.authUser, p.authQuery, p.authDB = q.Get("auth_user"), q.Get("auth_query"), q.Get("auth_dbname")
-	for _, k := range ownKeys {
-		q.Del(k)
+	var keep []string
+	for _, part := range strings.Split(u.RawQuery, "&") {
+		k, _, _ := strings.Cut(part, "=")
+		if k, _ = url.PathUnescape(k); part != "" && !slices.Contains(ownKeys, k) {
+			keep = append(keep, part)
+		}
 	}
-	u.RawQuery = q.Encode()
+	u.RawQuery = strings.Join(keep, "&")
 	return u.String(), p, nil
+}
+
+// libpqQuery reads a URL's query as libpq does: key=value pairs split on
+// '&', each decoded for %XX only (a '+' stays a plus); the last of a
+// repeated key wins.
+func libpqQuery(raw string) (map[string]string, error) {
+	q := map[string]string{}
+	for _, part := range strings.Split(raw, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		key, err := url.PathUnescape(k)
+		if err != nil {
+			return nil, fmt.Errorf("URL parameter %q: %w", k, err)
+		}
+		if q[key], err = url.PathUnescape(v); err != nil {
+			return nil, fmt.Errorf("URL parameter %s: %w", key, err)
+		}
+	}
+	return q, nil
 }
 
 // newTarget groups cfg's attempts by host.

@@ -146,13 +146,13 @@ func TestTargetHosts(t *testing.T) {
 // (it would send them to the server as settings).
 func TestTargetOwnParams(t *testing.T) {
 	tg, err := NewTargets("", map[string]string{
-		"a": "postgres://h/x?auth_user=au&auth_query=SELECT+1&auth_dbname=adb&connect_query=SELECT+2&load_balance_hosts=round-robin&timezone=UTC",
+		"a": "postgres://h/x?auth_user=au&auth_query=SELECT+1&auth_dbname=adb&connect_query=SELECT%201%2B1&load_balance_hosts=round-robin&timezone=UTC",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := tg.For("a")
-	if a.AuthUser != "au" || a.AuthQuery != "SELECT 1" || a.AuthDatabase != "adb" || a.ConnectQuery() != "SELECT 2" || !tg.AnyAuthUser() {
+	if a.AuthUser != "au" || a.AuthQuery != "SELECT 1" || a.AuthDatabase != "adb" || a.ConnectQuery() != "SELECT 1+1" || !tg.AnyAuthUser() {
 		t.Errorf("own parameters: %+v", a)
 	}
 	cfg, err := tg.ConnConfig("a", "u", nil)

@@ -151,3 +151,50 @@ fresh = "postgres://127.0.0.1:%[2]d/postgres"
 		t.Errorf("an auth query giving no secret, after the reload: %v", err)
 	}
 }
+
+// A reload that changes a database's forced user reaches its connected
+// transaction-mode clients at their next transaction, as PgBouncer's
+// force_user renames the pool's user in place; one that removes the
+// forced user (the default server left) has them log in as themselves.
+// Before, a connected client kept its pool, and so logged in as the old
+// forced user, for as long as it stayed. Found by review
+// (TestZZRouteReloadForcedUser*).
+func TestDatabasesReloadForcedUser(t *testing.T) {
+	c := pgtest.Shared(t)
+	serverExec(t, c.URL(), "DROP ROLE IF EXISTS fu_rw", "DROP ROLE IF EXISTS fu_ro", "DROP ROLE IF EXISTS fu_bob",
+		"CREATE ROLE fu_rw LOGIN", "CREATE ROLE fu_ro LOGIN", "CREATE ROLE fu_bob LOGIN")
+	forced := func(user string) string {
+		return fmt.Sprintf("server_url = \"postgres://127.0.0.1:%[1]d/postgres\"\n[databases]\npostgres = \"postgres://%[2]s@127.0.0.1:%[1]d/postgres\"\n", c.Port, user)
+	}
+	ctx := context.Background()
+	cfgPath := filepath.Join(t.TempDir(), "qprouter.toml")
+	write(t, cfgPath, forced("fu_rw"))
+	addr, reload, stop := startWithHUP(t, "--config", cfgPath, "--pool-mode", "transaction")
+	defer stop()
+	cn, err := pgx.Connect(ctx, "postgres://fu_bob@"+addr+"/postgres?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cn.Close(ctx)
+	who := func() string {
+		t.Helper()
+		var u string
+		if err := cn.QueryRow(ctx, "SELECT current_user").Scan(&u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	if u := who(); u != "fu_rw" {
+		t.Fatalf("before the reload: %s", u)
+	}
+	write(t, cfgPath, forced("fu_ro"))
+	reload("msg=reloaded")
+	if u := who(); u != "fu_ro" {
+		t.Errorf("connected client after the forced user changed to fu_ro: runs as %s", u)
+	}
+	write(t, cfgPath, fmt.Sprintf("server_url = \"postgres://127.0.0.1:%d/postgres\"\n", c.Port))
+	reload("msg=reloaded")
+	if u := who(); u != "fu_bob" {
+		t.Errorf("connected client fu_bob after its database's forced user went: runs as %s", u)
+	}
+}

@@ -158,21 +158,26 @@ func (s *session) set(q string) {
 
 // waitPaused returns true when the pools of database ("" all) have no
 // server connection handed out, as PgBouncer's PAUSE does, and false when
-// a RESUME came first (a pool of them is no longer paused: its servers
-// are in use again and must not be closed) or the console ends.
+// a RESUME came first (a pool this PAUSE paused is no longer paused: its
+// servers are in use again and must not be closed) or the console ends.
+// A pool made since (another user's) is not waited for: PAUSE did not
+// pause it.
 func (s *session) waitPaused(database string) bool {
 	t := time.NewTicker(pauseWait)
 	defer t.Stop()
+	ours := map[[2]string]bool{}
+	for _, p := range s.c.Source.Pools() {
+		if (database == "" || p.Database == database) && p.Paused {
+			ours[[2]string{p.Database, p.User}] = true
+		}
+	}
 	for {
 		busy := false
-		if database == "" && s.c.Source.Paused != nil && !s.c.Source.Paused() {
-			return false
-		}
 		for _, p := range s.c.Source.Pools() {
-			if database != "" && p.Database != database {
+			if !ours[[2]string{p.Database, p.User}] {
 				continue
 			}
-			if database != "" && !p.Paused {
+			if !p.Paused {
 				return false
 			}
 			if p.ServersActive > 0 {

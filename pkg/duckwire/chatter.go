@@ -147,11 +147,20 @@ func (ss *session) applyTimeZone(tz string) error {
 	return nil
 }
 
+// showColumns are the columns of SHOW name: SHOW ALL's three, or one
+// named as the setting ("" here).
+func showColumns(name string) []string {
+	if strings.EqualFold(name, "all") {
+		return []string{"name", "setting", "description"}
+	}
+	return []string{""}
+}
+
 // show answers SHOW name and SHOW ALL.
 func (ss *session) show(name string) (resultSet, error) {
 	switch strings.ToLower(name) {
 	case "all":
-		r := textRows([]string{"name", "setting", "description"})
+		r := textRows(showColumns(name))
 		for _, kv := range ss.settings.all() {
 			r.rows = append(r.rows, []driver.Value{kv[0], kv[1], ""})
 		}

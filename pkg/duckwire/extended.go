@@ -184,7 +184,7 @@ func (ss *session) bind(body []byte) {
 func (ps *prepared) columnCount() (int, bool) {
 	switch {
 	case ps.st.kind == kindShow:
-		return 1, true
+		return len(showColumns(ps.st.name)), true
 	case ps.st.kind == kindQuery && ps.cols != nil:
 		return len(ps.cols), true
 	}
@@ -211,7 +211,14 @@ func (ss *session) describe(body []byte) {
 		ss.end(at)
 		switch {
 		case ps.st.kind == kindShow:
-			ss.rowDescription([]column{{name: ss.settings.canonical(ps.st.name), typ: tText}}, nil)
+			var cols []column
+			for _, name := range showColumns(ps.st.name) {
+				if name == "" {
+					name = ss.settings.canonical(ps.st.name)
+				}
+				cols = append(cols, column{name: name, typ: tText})
+			}
+			ss.rowDescription(cols, nil)
 		case ps.st.kind == kindQuery && ps.cols != nil:
 			ss.rowDescription(ps.cols, nil)
 		default:

@@ -75,14 +75,20 @@ var confValue = strings.NewReplacer(`\`, `\\`, "'", "''", "\n", `\n`, "\r", `\r`
 // server would not start, and its log would be the only clue).
 func (o Options) checkSettings() error {
 	for k := range o.Settings {
-		ok := k != ""
-		for i, r := range k {
-			switch {
-			case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-			case i > 0 && (r == '.' || r >= '0' && r <= '9'):
-			default:
-				ok = false
+		// guc-file.l reads a name as ID or ID.ID, an ID starting with a
+		// letter or '_'.
+		parts := strings.Split(k, ".")
+		ok := len(parts) <= 2
+		for _, part := range parts {
+			for i, r := range part {
+				switch {
+				case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+				case i > 0 && r >= '0' && r <= '9':
+				default:
+					ok = false
+				}
 			}
+			ok = ok && part != ""
 		}
 		if !ok {
 			return fmt.Errorf("pgtest: setting name %q is not a PostgreSQL parameter name", k)

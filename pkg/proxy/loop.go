@@ -530,7 +530,7 @@ func (s *session) loopTake(srv *pool.Conn) bool {
 		s.lp.off = true // not adopted: none of this pool's servers will be
 		return false
 	}
-	if sst == nil || sst.varsKey != s.varsKey || srv.R.Buffered() > 0 {
+	if sst == nil || sst.varsKey != s.varsKey || srv.R.Buffered() > 0 || s.welcomeDiffers(srv) {
 		return false
 	}
 	if rs.Loop() != s.lp.lc.Loop() {
@@ -667,6 +667,10 @@ func (s *session) relayOnLoop() bool {
 		}
 		if ev != nil {
 			s.lp.evs = append(s.lp.evs, *ev)
+		}
+		if len(s.runEvs) > 0 { // onServer's caller alone touches runEvs
+			s.lp.evs = append(s.lp.evs, s.runEvs...)
+			s.runEvs = s.runEvs[:0]
 		}
 		s.writeAnswer(act, hdr[:], body) // a failure shows at the flush
 		if typ == 'G' || typ == 'W' {

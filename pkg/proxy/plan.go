@@ -90,6 +90,7 @@ type entry struct {
 	// portal and maxRows: an Execute's portal and row limit, which is
 	// the number of rows sent when the portal is suspended (portalRun).
 	portal  string
+	bind    uint64 // the portal's portal.seq
 	maxRows int64
 	// seq numbers the entries in the order planned; ends: the answer
 	// ends a Sync group, whatever fails before it (fence.go).
@@ -192,6 +193,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			return out, bad
 		}
 		if !s.rename {
+			if len(s.texts) > 0 && scanWords(sql).drop {
+				s.dropTexts(sql)
+			}
 			s.push(entry{kind: kQuery, sql: sql, start: now})
 			return append(out, raw...), nil
 		}
@@ -355,22 +359,22 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		st := s.stmts[name]
 		if name == "" && s.ucache != nil {
 			st = s.ucache
-			s.portals[portalName] = portal{sql: st.query, ops: st.ops}
+			s.bindPortal(portalName, portal{sql: st.query, ops: st.ops})
 			out = s.ensure(out, st)
 			s.push(entry{kind: kBind, stmt: st, unnamed: true, errFrom: st.server, sql: st.query, start: now})
 			return appendMsg(out, 'B', []byte(portalName), nul, []byte(st.server), nul, tail), nil
 		}
 		switch {
 		case name == "":
-			s.portals[portalName] = portal{sql: s.unnamed, ops: s.unnamedOps}
+			s.bindPortal(portalName, portal{sql: s.unnamed, ops: s.unnamedOps})
 			out = s.ensureUnnamed(out)
 		case st != nil:
-			s.portals[portalName] = portal{sql: st.query, named: true, ops: st.ops}
+			s.bindPortal(portalName, portal{sql: st.query, named: true, ops: st.ops})
 		default:
 			// Session mode keeps only the texts of named statements (for
 			// the digests); a statement made with SQL PREPARE has none
 			// here. Never a text an earlier Bind left.
-			s.portals[portalName] = portal{sql: s.texts[name], named: true}
+			s.bindPortal(portalName, portal{sql: s.texts[name], named: true})
 		}
 		if s.rename && name != "" && st == nil && !s.pinned {
 			// A name the client has not parsed: refused as PostgreSQL
@@ -426,7 +430,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		}
 		pt := s.portals[name]
 		e := entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops,
-			portal: name, maxRows: int64(int32(binary.BigEndian.Uint32(rest)))}
+			portal: name, bind: pt.seq, maxRows: int64(int32(binary.BigEndian.Uint32(rest)))}
 		if s.rename && scanWords(pt.sql).drop {
 			if _, all := droppedStatements(pt.sql); all {
 				e.dropsAll = maps.Clone(s.stmts)
@@ -621,6 +625,41 @@ func (s *session) makeRoom(out []byte) []byte {
 		out = appendClose(out, 'S', name)
 	}
 	return out
+}
+
+// bindPortal records the portal a Bind makes, numbered so that a run of
+// an earlier portal of the name is told apart (portalRun).
+func (s *session) bindPortal(name string, pt portal) {
+	s.bindSeq++
+	pt.seq = s.bindSeq
+	s.portals[name] = pt
+}
+
+// dropTexts forgets the session-mode texts of the statements that SQL
+// DEALLOCATE name, DEALLOCATE ALL and DISCARD ALL in sql drop (psycopg
+// evicts its statements so), so that a name prepared again with SQL
+// PREPARE is not booked under the old text and the map does not grow.
+func (s *session) dropTexts(sql string) {
+	for _, st := range splitStatementsEsc(sql, s.backslash()) {
+		f := strings.Fields(trimLeadingComments(st))
+		if len(f) > 1 && strings.EqualFold(f[0], "deallocate") && strings.EqualFold(f[1], "prepare") {
+			f = append(f[:1], f[2:]...)
+		}
+		switch {
+		case len(f) < 2:
+		case strings.EqualFold(f[0], "discard") && strings.EqualFold(strings.TrimSuffix(f[1], ";"), "all"),
+			strings.EqualFold(f[0], "deallocate") && strings.EqualFold(strings.TrimSuffix(f[1], ";"), "all"):
+			clear(s.texts)
+		case strings.EqualFold(f[0], "deallocate"):
+			name := strings.TrimSuffix(f[1], ";")
+			if len(name) >= 2 && name[0] == '"' && name[len(name)-1] == '"' {
+				name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
+			} else {
+				name = strings.ToLower(name)
+			}
+			delete(s.texts, name)
+		}
+	}
 }
 
 // noteText records a named statement's text in session mode, where

@@ -134,10 +134,14 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 		}
 		if ev != nil {
 			evs = append(evs, *ev)
-			if len(evs) == maxHeldEvents { // a long pipeline without Sync
-				s.observe(evs)
-				evs = evs[:0]
-			}
+		}
+		if len(s.runEvs) > 0 { // onServer's caller alone touches runEvs
+			evs = append(evs, s.runEvs...)
+			s.runEvs = s.runEvs[:0]
+		}
+		if len(evs) >= maxHeldEvents { // a long pipeline without Sync
+			s.observe(evs)
+			evs = evs[:0]
 		}
 		if err := s.writeAnswer(act, hdr[:], body); err != nil {
 			s.clientFailed(srv)
@@ -415,6 +419,13 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			s.sst.stale(head.stmt.server, s.p.stmtSeq.Add(1))
 		}
 		s.skipToSync()
+	case 'A':
+		// A notification the client's own session sent carries its
+		// backend's PID; the client knows the proxy's key instead, and
+		// compares with it to skip its own (PostgreSQL's NOTIFY docs).
+		if len(body) >= 4 && binary.BigEndian.Uint32(body) == srv.PID && s.client.Key.PID != srv.PID {
+			binary.BigEndian.PutUint32(body, s.client.Key.PID)
+		}
 	case 'Z':
 		if err := want(kSync, kQuery); err != nil {
 			return 0, false, nil, err
@@ -453,13 +464,11 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		if len(s.queue) == 0 {
 			s.copyEndAhead = false // no COPY under way
 		}
-		if body[0] == 'I' && len(s.runs) > 0 && ev == nil {
+		if body[0] == 'I' && len(s.runs) > 0 {
 			// Portals suspended and never finished end with the
-			// transaction: counted with the rows they sent (one of them
-			// when several were left; they are rare).
+			// transaction: counted with the rows they sent.
 			for _, r := range s.runs {
-				ev = s.event(&entry{sql: r.sql, named: r.named, start: time.Now().Add(-r.dur)}, r.rows, "")
-				break
+				s.endRun(r)
 			}
 			clear(s.runs)
 		}
@@ -863,19 +872,21 @@ func (s *session) observe(evs []QueryEvent) {
 	}
 }
 
-// portalRun is a suspended portal's statement so far: the time its
-// Executes took until their answers (not the client's time between
-// them, which pg_stat_statements does not count either) and the rows
-// sent.
+// portalRun is a suspended portal's statement so far: the Bind that made
+// the portal (portal.seq), the time its Executes took until their
+// answers (not the client's time between them, which pg_stat_statements
+// does not count either) and the rows sent.
 type portalRun struct {
 	sql   string
 	named bool
+	bind  uint64
 	dur   time.Duration
 	rows  int64
 }
 
 // suspended records a PortalSuspended answer to Execute e: e.maxRows rows
-// were sent.
+// were sent. A run of an earlier portal of that name (bound again since)
+// ends as a statement of its own.
 func (s *session) suspended(e *entry) {
 	if s.p.opts.OnQuery == nil {
 		return
@@ -884,8 +895,12 @@ func (s *session) suspended(e *entry) {
 		s.runs = make(map[string]portalRun)
 	}
 	r, ok := s.runs[e.portal]
-	if !ok || r.sql != e.sql {
-		r = portalRun{sql: e.sql, named: e.named}
+	if ok && r.bind != e.bind {
+		s.endRun(r)
+		ok = false
+	}
+	if !ok {
+		r = portalRun{sql: e.sql, named: e.named, bind: e.bind}
 	}
 	r.dur += time.Since(e.start)
 	r.rows += e.maxRows
@@ -894,18 +909,31 @@ func (s *session) suspended(e *entry) {
 
 // resumed ends the run of e's portal, if it was suspended before: the
 // run's time is added to e's (its start moved back by it) and its rows
-// to rows.
+// to rows. A run of an earlier portal of that name ends on its own.
 func (s *session) resumed(e *entry, rows int64) int64 {
 	r, ok := s.runs[e.portal]
 	if !ok {
 		return rows
 	}
 	delete(s.runs, e.portal)
-	if r.sql != e.sql {
-		return rows // another statement bound to the name since
+	if r.bind != e.bind {
+		s.endRun(r)
+		return rows
 	}
 	e.start = e.start.Add(-r.dur)
 	return rows + r.rows
+}
+
+// endRun counts a run whose portal went without finishing (bound again,
+// closed, or ended with its transaction) as one statement with the rows
+// it sent, as pg_stat_statements counts a portal when it is dropped. The
+// event goes to runEvs, which onServer's caller observes.
+func (s *session) endRun(r portalRun) {
+	name := s.poolName
+	if s.srv != nil {
+		name = s.srv.Pool().Name()
+	}
+	s.runEvs = append(s.runEvs, QueryEvent{SQL: r.sql, Duration: r.dur, Rows: r.rows, Pool: name, Prepared: r.named})
 }
 
 // event builds an OnQuery event when the hook is set.

@@ -113,7 +113,12 @@ type session struct {
 	texts map[string]string
 	// runs: the suspended portals' statements, to count each once
 	// (portalRun).
-	runs        map[string]portalRun
+	runs map[string]portalRun
+	// runEvs: events of runs that ended without an answer of their own
+	// (endRun), for onServer's caller to observe; bindSeq numbers Binds
+	// (portal.seq).
+	runEvs      []QueryEvent
+	bindSeq     uint64
 	vars        vars
 	scsOff      atomic.Bool       // the client was told standard_conforming_strings = off (backslash)
 	slot        *pool.Pool        // a slot to connect in, granted to the wait on the loop (onGranted)
@@ -161,6 +166,7 @@ type portal struct {
 	sql   string
 	named bool
 	ops   []varOp // settings its statement changes
+	seq   uint64  // the Bind that made it (session.bindSeq)
 }
 
 func newSession(p *Proxy, cl *pgwire.Client) *session {
@@ -620,6 +626,52 @@ func (s *session) setView(name, value string) {
 	}
 }
 
+// keptSettings are the reported settings a client keeps from its welcome
+// when a server of its pool reports other defaults (an ALTER DATABASE
+// ... SET since, hosts configured apart), as PgBouncer keeps them: the
+// session's TimeZone must not change under it.
+var keptSettings = []string{"application_name", "client_encoding", "DateStyle", "IntervalStyle", "standard_conforming_strings", "TimeZone"}
+
+// welcomeDiffers tells whether srv reports another value than the
+// client has for one of keptSettings that the client did not set.
+func (s *session) welcomeDiffers(srv *pool.Conn) bool {
+	if srv.ParamsKey() == s.viewKey {
+		return false
+	}
+	for _, k := range keptSettings {
+		if v, seen := s.view[k]; seen && srv.Params[k] != v {
+			if _, own := s.vars[strings.ToLower(k)]; !own {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keepWelcome makes the client's values of keptSettings that srv reports
+// otherwise its own settings (replayed from now on, and what RESET
+// returns to, as a session's reset value is its start's), in transaction
+// and statement mode, before syncServer.
+func (s *session) keepWelcome(srv *pool.Conn) {
+	if !s.rename || !s.welcomeDiffers(srv) {
+		return
+	}
+	for _, k := range keptSettings {
+		v, seen := s.view[k]
+		lk := strings.ToLower(k)
+		if _, own := s.vars[lk]; own || !seen || srv.Params[k] == v {
+			continue
+		}
+		stmt := "SELECT pg_catalog.set_config(" + quoteLiteral(lk) + ", " + quoteLiteral(v) + ", false)"
+		s.vars[lk] = stmt
+		if s.start == nil {
+			s.start = make(vars)
+		}
+		s.start[lk] = stmt
+	}
+	s.varsKey = s.vars.key()
+}
+
 // attach makes srv the session's server and starts its goroutine, which
 // first sends the ParameterStatus changes the client has not seen.
 func (s *session) attach(srv *pool.Conn) {
@@ -699,8 +751,18 @@ func (s *session) relayInline() {
 // its pool, and with it the old forced user, for as long as it stayed. A
 // database that has no server any more ends the session (3D000).
 func (s *session) reroute(gen uint64) error {
-	pl, err := s.p.joinPool(route.Request{Database: s.db, User: s.user, ClientAddr: s.addr})
+	r := route.Request{Database: s.db, User: s.user, ClientAddr: s.addr}
+	pl, err := s.p.router.Route(context.Background(), r)
 	if err != nil {
+		return &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
+	}
+	if pl == s.pool {
+		// Most reloads: the same pool, already joined (joining it again
+		// would count the client twice against its cap).
+		s.routeGen = gen
+		return nil
+	}
+	if pl, err = s.p.joinPool(r); err != nil {
 		return &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
 	}
 	s.mu.Lock()
@@ -761,6 +823,7 @@ func (s *session) lockServer(sql string) (*pool.Conn, error) {
 		if err != nil {
 			return nil, &clientError{sqlstateOf(err), "qprouter: " + err.Error()}
 		}
+		s.keepWelcome(srv)
 		if err := s.syncServer(srv); err != nil {
 			pl.Discard(srv)
 			var se *pool.ServerError

@@ -244,30 +244,36 @@ func takeOwnParams(raw string) (conn string, p ownParams, err error) {
 	}
 	// qprouter's own parameters are read as a form (a '+' is a space, as
 	// Go's url.Values and earlier releases read them); the others are
-	// left to pgx as written.
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return "", p, err
+	// left to pgx as written. Split on '&' only, as libpq splits (a ';'
+	// is part of a value).
+	own := map[string]string{}
+	var keep []string
+	for _, part := range strings.Split(u.RawQuery, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil || !slices.Contains(ownKeys, key) {
+			keep = append(keep, part)
+			continue
+		}
+		if own[key], err = url.QueryUnescape(v); err != nil {
+			return "", p, fmt.Errorf("URL parameter %s: %w", key, err)
+		}
 	}
-	if !slices.ContainsFunc(ownKeys, q.Has) {
+	if len(own) == 0 {
 		return raw, p, nil
 	}
-	switch v := q.Get("load_balance_hosts"); v {
+	switch v := own["load_balance_hosts"]; v {
 	case "disable":
 		p.inOrder = true
 	case "round-robin", "":
 	default:
 		return "", p, fmt.Errorf("load_balance_hosts=%s: want round-robin or disable", v)
 	}
-	p.connectQuery = q.Get("connect_query")
-	p.authUser, p.authQuery, p.authDB = q.Get("auth_user"), q.Get("auth_query"), q.Get("auth_dbname")
-	var keep []string
-	for _, part := range strings.Split(u.RawQuery, "&") {
-		k, _, _ := strings.Cut(part, "=")
-		if k, _ = url.PathUnescape(k); part != "" && !slices.Contains(ownKeys, k) {
-			keep = append(keep, part)
-		}
-	}
+	p.connectQuery = own["connect_query"]
+	p.authUser, p.authQuery, p.authDB = own["auth_user"], own["auth_query"], own["auth_dbname"]
 	u.RawQuery = strings.Join(keep, "&")
 	return u.String(), p, nil
 }

@@ -37,10 +37,14 @@ type Console struct {
 	Source Source
 	// Version is what SHOW VERSION and the server_version parameter say.
 	Version string
-	// MaxMessage bounds a client message (default pgwire.LargeMessage).
+	// MaxMessage bounds a client message (at most and by default 64 KiB).
 	MaxMessage int
 	Log        *slog.Logger
 }
+
+// maxConsoleMessage bounds a console message: a SET of a long server URL
+// fits many times over.
+const maxConsoleMessage = 64 << 10
 
 // Serve runs the console for an authenticated client with role until the
 // client leaves or ctx ends; it closes nothing but when ctx ends, the
@@ -64,9 +68,13 @@ func (c *Console) Serve(ctx context.Context, cl *pgwire.Client, role Role) {
 		return
 	}
 	be := pgproto3.NewBackend(conn, conn)
-	limit := c.MaxMessage
+	// pgproto3 reserves a message's declared length before its bytes
+	// come: the console, which takes short commands, keeps that small
+	// (PgBouncer's admin console takes small packets only). With the
+	// session limit (1 GB), eight bytes made qprouter allocate 1 GiB.
+	limit := min(c.MaxMessage, maxConsoleMessage)
 	if limit <= 0 {
-		limit = pgwire.LargeMessage
+		limit = maxConsoleMessage
 	}
 	be.SetMaxBodyLen(limit)
 	s := &session{c: c, ctx: ctx, role: role, out: be}

@@ -4,6 +4,7 @@ package duckdialect
 
 import (
 	"errors"
+	"github.com/qpkit/qpkit/pkg/safesql"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"github.com/pganalyze/pg_query_go/v6/parser"
@@ -58,6 +59,11 @@ func isReadSelect(s *pg_query.SelectStmt) bool {
 
 // parse runs PostgreSQL's parser, turning its errors into *SyntaxError.
 func parse(sql string) (*pg_query.ParseResult, error) {
+	// libpg_query's recursion must not meet a tree deep enough to
+	// overflow the stack (see safesql.CheckNesting).
+	if r := safesql.CheckNesting(sql, 500, 8000); r != nil {
+		return nil, &SyntaxError{Message: "statement is too complex: " + r.Reason, Position: r.Position + 1}
+	}
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		var pe *parser.Error

@@ -3,6 +3,7 @@
 package duckwire
 
 import (
+	"github.com/qpkit/qpkit/pkg/safesql"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -18,6 +19,9 @@ import (
 func catalogOnly(sql string) bool {
 	lower := strings.ToLower(sql)
 	if !strings.Contains(lower, "pg_") && !strings.Contains(lower, "information_schema") {
+		return false
+	}
+	if safesql.CheckNesting(sql, maxParseDepth, maxParseChain) != nil {
 		return false
 	}
 	tree, err := pg_query.Parse(sql)

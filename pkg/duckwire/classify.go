@@ -4,6 +4,7 @@ package duckwire
 
 import (
 	"fmt"
+	"github.com/qpkit/qpkit/pkg/safesql"
 	"strconv"
 	"strings"
 
@@ -45,10 +46,24 @@ type statement struct {
 	copy  *copyOpts // kindCopyOut: the format
 }
 
+// maxParseDepth and maxParseChain bound what reaches libpg_query, whose C
+// code recurses once per level of the tree: 50,000 terms of 1+1+... (200
+// KB, under the message limit) overflowed the thread's stack and killed
+// the server with every client's session (about 23,500 levels do on an 8
+// MiB stack). Far above what analytical SQL needs, far below the crash;
+// PostgreSQL itself answers such text with 54001 too.
+const (
+	maxParseDepth = 500
+	maxParseChain = 8000
+)
+
 // split parses sql (PostgreSQL syntax) into classified statements. Text
 // pg_query cannot parse is kept as one query, for DuckDB to accept (its own
 // syntax) or reject.
 func split(sql string) []statement {
+	if r := safesql.CheckNesting(sql, maxParseDepth, maxParseChain); r != nil {
+		return []statement{{sql: sql, kind: kindRefused, err: errorf("54001", "statement is too complex: "+r.Reason)}}
+	}
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		return []statement{{sql: sql, kind: kindQuery}}

@@ -33,11 +33,15 @@ type Conn struct {
 	// current with SetParam when it sees ParameterStatus messages. Never
 	// change the map in place.
 	Params map[string]string
+	// Defaults are Params as the server sent them at login, before any
+	// client changed a setting: the server's own defaults (never changed).
+	Defaults map[string]string
 	// State is the owner's bookkeeping (prepared statements, replayed
 	// settings); it survives check-in and is dropped with the connection.
 	State any
 
-	paramsKey string // ParamsKey's cache; "" after a change
+	paramsKey   string // ParamsKey's cache; "" after a change
+	defaultsKey string // DefaultsKey's cache
 
 	pool      *Pool
 	network   string // for cancel requests: "tcp" or "unix"
@@ -83,27 +87,41 @@ func (c *Conn) SetParam(name, value string) {
 	c.paramsKey = ""
 }
 
+// DefaultsKey identifies the contents of Defaults, as ParamsKey does
+// Params'.
+func (c *Conn) DefaultsKey() string {
+	if c.defaultsKey == "" {
+		c.defaultsKey = paramsKeyOf(c.Defaults)
+	}
+	return c.defaultsKey
+}
+
 // ParamsKey identifies the contents of Params: connections of a pool
 // usually report the same values, and a session that has seen them once
 // needs no comparison with the next connection that has the same key.
 func (c *Conn) ParamsKey() string {
 	if c.paramsKey == "" {
-		keys := make([]string, 0, len(c.Params))
-		for k := range c.Params {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var b strings.Builder
-		b.WriteByte('#') // never empty
-		for _, k := range keys {
-			b.WriteString(k)
-			b.WriteByte(0)
-			b.WriteString(c.Params[k])
-			b.WriteByte(0)
-		}
-		c.paramsKey = b.String()
+		c.paramsKey = paramsKeyOf(c.Params)
 	}
 	return c.paramsKey
+}
+
+// paramsKeyOf is the key of a Params map: its names and values in order.
+func paramsKeyOf(params map[string]string) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteByte('#') // never empty
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(params[k])
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // Pool is the pool the connection belongs to.

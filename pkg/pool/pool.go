@@ -840,6 +840,7 @@ func (p *Pool) open(ctx context.Context) (*Conn, error) {
 		created: time.Now(),
 		begun:   begun,
 	}
+	c.Defaults = c.Params // Params is replaced, never changed in place
 	c.idleSince = c.created
 	c.network, c.address = cancelAddress(h.Config.Host, h.Config.Port)
 	if ra := h.Conn.RemoteAddr(); ra != nil && (ra.Network() == "tcp" || ra.Network() == "unix") && ra.String() != "" {

@@ -431,6 +431,9 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		pt := s.portals[name]
 		e := entry{kind: kExecute, sql: pt.sql, named: pt.named, start: now, ops: pt.ops,
 			portal: name, bind: pt.seq, maxRows: int64(int32(binary.BigEndian.Uint32(rest)))}
+		if !s.rename && len(s.texts) > 0 && scanWords(pt.sql).drop {
+			s.dropTexts(pt.sql) // JDBC and psycopg deallocate so too
+		}
 		if s.rename && scanWords(pt.sql).drop {
 			if _, all := droppedStatements(pt.sql); all {
 				e.dropsAll = maps.Clone(s.stmts)

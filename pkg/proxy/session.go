@@ -134,9 +134,14 @@ type session struct {
 	view        map[string]string // parameter values as the client knows them
 	viewKey     string            // the pool.Conn.ParamsKey view agrees with; "": unknown
 	viewShared  bool              // view is a server's Params map, read-only (setView copies it)
-	out         []byte
-	dirty       *pool.Conn // written to, not yet flushed (client goroutine only)
-	answered    bool       // local answered a message since the last Sync (client goroutine only)
+	// welcomeDefaults: the welcome server's Defaults (read-only), the
+	// session start values of what the client did not set; welcomeKey
+	// its pool.Conn.DefaultsKey (keepWelcome).
+	welcomeDefaults map[string]string
+	welcomeKey      string
+	out             []byte
+	dirty           *pool.Conn // written to, not yet flushed (client goroutine only)
+	answered        bool       // local answered a message since the last Sync (client goroutine only)
 	// localSkip: a cancelled wait answered an extended-protocol message
 	// with an error; the client's messages up to its Sync are dropped, as
 	// PostgreSQL drops them (client goroutine only).
@@ -501,6 +506,7 @@ func (s *session) sendWelcome(srv *pool.Conn, sst *serverState) error {
 		sst.statusKey = key
 	}
 	s.view, s.viewKey, s.viewShared = srv.Params, key, true
+	s.welcomeDefaults, s.welcomeKey = srv.Defaults, srv.DefaultsKey()
 	s.scsOff.Store(srv.Params["standard_conforming_strings"] == "off")
 	return s.client.WelcomeStatus(sst.status)
 }
@@ -632,15 +638,18 @@ func (s *session) setView(name, value string) {
 // session's TimeZone must not change under it.
 var keptSettings = []string{"application_name", "client_encoding", "DateStyle", "IntervalStyle", "standard_conforming_strings", "TimeZone"}
 
-// welcomeDiffers tells whether srv reports another value than the
-// client has for one of keptSettings that the client did not set.
+// welcomeDiffers tells whether srv's own defaults give one of
+// keptSettings another value than the welcome server's did, for a
+// setting whose session start value the client does not have yet in
+// s.start (its startup value, or a kept welcome value). What a previous
+// client set on srv does not count: it is replayed away.
 func (s *session) welcomeDiffers(srv *pool.Conn) bool {
-	if srv.ParamsKey() == s.viewKey {
+	if s.welcomeDefaults == nil || srv.DefaultsKey() == s.welcomeKey {
 		return false
 	}
 	for _, k := range keptSettings {
-		if v, seen := s.view[k]; seen && srv.Params[k] != v {
-			if _, own := s.vars[strings.ToLower(k)]; !own {
+		if srv.Defaults[k] != s.welcomeDefaults[k] {
+			if _, kept := s.start[strings.ToLower(k)]; !kept {
 				return true
 			}
 		}
@@ -648,26 +657,30 @@ func (s *session) welcomeDiffers(srv *pool.Conn) bool {
 	return false
 }
 
-// keepWelcome makes the client's values of keptSettings that srv reports
-// otherwise its own settings (replayed from now on, and what RESET
-// returns to, as a session's reset value is its start's), in transaction
-// and statement mode, before syncServer.
+// keepWelcome makes the client's session start values of keptSettings
+// that srv's defaults give otherwise part of its start settings (what
+// RESET returns to, as PostgreSQL keeps a session's reset values from
+// its start), and of its settings where it has not set them itself
+// (replayed from now on), in transaction and statement mode, before
+// syncServer.
 func (s *session) keepWelcome(srv *pool.Conn) {
 	if !s.rename || !s.welcomeDiffers(srv) {
 		return
 	}
 	for _, k := range keptSettings {
-		v, seen := s.view[k]
 		lk := strings.ToLower(k)
-		if _, own := s.vars[lk]; own || !seen || srv.Params[k] == v {
+		v, seen := s.welcomeDefaults[k]
+		if _, kept := s.start[lk]; kept || !seen || srv.Defaults[k] == v {
 			continue
 		}
 		stmt := "SELECT pg_catalog.set_config(" + quoteLiteral(lk) + ", " + quoteLiteral(v) + ", false)"
-		s.vars[lk] = stmt
 		if s.start == nil {
 			s.start = make(vars)
 		}
 		s.start[lk] = stmt
+		if _, own := s.vars[lk]; !own {
+			s.vars[lk] = stmt
+		}
 	}
 	s.varsKey = s.vars.key()
 }

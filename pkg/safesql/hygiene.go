@@ -52,6 +52,16 @@ func checkHygiene(sql string, maxLen, maxDepth int) *Refusal {
 		}
 		return refuse(i, "encoding", "statement is not valid UTF-8")
 	}
+	return CheckNesting(sql, maxDepth, maxChain)
+}
+
+// CheckNesting refuses text whose brackets nest deeper than maxDepth or
+// that has more than maxChain operators and chain-forming keywords outside
+// literals and comments: libpg_query's C code recurses once per level of
+// the tree they make, and a deep enough tree overflows the thread's stack
+// and kills the whole process, where no recover can help. Other servers
+// that hand client text to pg_query (qpanalytics) call it first.
+func CheckNesting(sql string, maxDepth, maxChain int) *Refusal {
 	depth, chain := 0, 0
 	n := len(sql)
 	for i := 0; i < n; {

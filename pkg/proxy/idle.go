@@ -6,6 +6,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/qpkit/qpkit/pkg/pool"
 	"time"
 )
 
@@ -183,10 +184,28 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 	case why == "":
 	case running:
 		s.cancelOrphan(srv, why) // the backend may still be running the query
+		s.stopRelay(srv)
 	default:
 		s.wakeKilled()
 	}
 	return why
+}
+
+// stopRelay ends a relay of srv's answer that waits on its client, after
+// a timeout closed srv: a client that stopped reading would otherwise
+// keep the relay, and with it srv's place in the pool, for good. A
+// goroutine blocked writing gets a write deadline (a second, so that the
+// FATAL still reaches a client that reads); the event loop, which waits
+// for the client to drain, fails the relay at once.
+func (s *session) stopRelay(srv *pool.Conn) {
+	s.client.Conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if lc := s.lp.lc; lc != nil {
+		lc.Loop().Post(func() {
+			if s.lp.inLoop && s.lp.rsrv == srv {
+				s.failOnLoop(srv, "", true)
+			}
+		})
+	}
 }
 
 // wakeKilled makes an idle session see s.killed: a goroutine reading the

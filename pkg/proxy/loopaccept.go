@@ -4,6 +4,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -125,18 +126,18 @@ type loopHandshake struct {
 	c     *netloop.Conn
 	h     *pgwire.Handshake
 	timer *time.Timer
+	stop  func() bool // unregisters the shutdown's expire
+	began time.Time   // the login timeout counts from here, also on a goroutine
 	over  bool
 	buf   [512]byte // what Ready reads into (a local would escape)
 }
 
 func startHandshake(p *Proxy, c *netloop.Conn) {
-	hs := &loopHandshake{p: p, c: c, h: pgwire.NewHandshake(p.opts.Auth).From(c.RemoteAddr())}
-	timeout := p.opts.Auth.StartupTimeout
-	if timeout <= 0 {
-		timeout = pgwire.DefaultStartupTimeout
-	}
+	hs := &loopHandshake{p: p, c: c, h: pgwire.NewHandshake(p.opts.Auth).From(c.RemoteAddr()), began: time.Now()}
 	loop := c.Loop()
-	hs.timer = time.AfterFunc(timeout, func() { loop.Post(hs.expire) })
+	hs.timer = time.AfterFunc(p.startupTimeout(), func() { loop.Post(hs.expire) })
+	// Shutdown ends logins under way at once, as it closes idle clients.
+	hs.stop = context.AfterFunc(p.acceptCtx, func() { loop.Post(hs.expire) })
 	c.SetHandler(hs)
 	hs.Ready(c)
 }
@@ -163,6 +164,7 @@ func (hs *loopHandshake) expire() {
 func (hs *loopHandshake) end() {
 	hs.over = true
 	hs.timer.Stop()
+	hs.stop()
 }
 
 // fail closes the client.
@@ -218,7 +220,7 @@ func (hs *loopHandshake) finish(step pgwire.Step) {
 		go func() {
 			defer p.wg.Done()
 			defer c.Close()
-			p.serveSocket(c, c, replay)
+			p.serveSocket(c, c, replay, hs.began.Add(p.startupTimeout()))
 		}()
 	case pgwire.StepCancel:
 		p.wg.Add(1) // before fail lets go of the connection's count: Shutdown waits for the cancel

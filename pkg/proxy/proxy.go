@@ -191,6 +191,10 @@ type Proxy struct {
 	opts   Options
 	router route.Router
 	log    *slog.Logger
+	// acceptCtx ends every login under way when Shutdown begins
+	// (stopAccept): an unfinished startup must not hold the drain.
+	acceptCtx  context.Context
+	stopAccept context.CancelFunc
 
 	mu       sync.Mutex
 	sessions map[*session]struct{}
@@ -271,6 +275,7 @@ func New(opts Options) (*Proxy, error) {
 	p := &Proxy{opts: opts, router: opts.Router, log: opts.Log,
 		sessions: make(map[*session]struct{}), byKey: make(map[string]*session),
 		realPIDs: make(map[uint32]*session), resumed: make(chan struct{})}
+	p.acceptCtx, p.stopAccept = context.WithCancel(context.Background())
 	if p.router == nil {
 		p.router = opts.Pools
 	}
@@ -358,17 +363,34 @@ func (p *Proxy) Serve(ln net.Listener) error {
 
 func (p *Proxy) serveConn(conn net.Conn) {
 	defer conn.Close()
-	p.serveSocket(rawconn.Wrap(conn), nil, nil)
+	p.serveSocket(rawconn.Wrap(conn), nil, nil, time.Time{})
+}
+
+// startupTimeout is the login timeout, from connecting.
+func (p *Proxy) startupTimeout() time.Duration {
+	if t := p.opts.Auth.StartupTimeout; t > 0 {
+		return t
+	}
+	return pgwire.DefaultStartupTimeout
 }
 
 // serveSocket runs the startup and authentication on sock and then the
 // client's session. lc is sock when an event loop accepted it (and read
 // replay, the bytes Accept must read first); otherwise sock is adopted by
 // a loop, if there are loops, after the startup.
-func (p *Proxy) serveSocket(sock net.Conn, lc *netloop.Conn, replay []byte) {
+//
+// A login begun on a loop goes on here with what is left of its time
+// (deadline); Shutdown ends logins under way (acceptCtx).
+func (p *Proxy) serveSocket(sock net.Conn, lc *netloop.Conn, replay []byte, deadline time.Time) {
 	conn := pgwire.WithPrefix(p.countClient(sock), replay)
 	defer p.recoverClient(conn)
-	cl, st, err := pgwire.Accept(context.Background(), conn, p.opts.Auth)
+	ctx := p.acceptCtx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	cl, st, err := pgwire.Accept(ctx, conn, p.opts.Auth)
 	if err != nil {
 		p.log.Debug("proxy: startup failed", "addr", conn.RemoteAddr().String(), "err", err)
 		return
@@ -980,6 +1002,7 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.draining.Store(true)
 	lns := p.ln
 	p.mu.Unlock()
+	p.stopAccept() // logins under way end at once
 	p.endConsoles()
 	for _, ln := range lns {
 		ln.Close()

@@ -61,7 +61,7 @@ func isReadSelect(s *pg_query.SelectStmt) bool {
 func parse(sql string) (*pg_query.ParseResult, error) {
 	// libpg_query's recursion must not meet a tree deep enough to
 	// overflow the stack (see safesql.CheckNesting).
-	if r := safesql.CheckNesting(sql, 500, 8000); r != nil {
+	if r := safesql.CheckParseDepth(sql, 500, 8000); r != nil {
 		return nil, &SyntaxError{Message: "statement is too complex: " + r.Reason, Position: r.Position + 1}
 	}
 	tree, err := pg_query.Parse(sql)

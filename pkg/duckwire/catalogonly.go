@@ -21,7 +21,7 @@ func catalogOnly(sql string) bool {
 	if !strings.Contains(lower, "pg_") && !strings.Contains(lower, "information_schema") {
 		return false
 	}
-	if safesql.CheckNesting(sql, maxParseDepth, maxParseChain) != nil {
+	if safesql.CheckParseDepth(sql, maxParseDepth, maxParseChain) != nil {
 		return false
 	}
 	tree, err := pg_query.Parse(sql)

@@ -61,7 +61,7 @@ const (
 // pg_query cannot parse is kept as one query, for DuckDB to accept (its own
 // syntax) or reject.
 func split(sql string) []statement {
-	if r := safesql.CheckNesting(sql, maxParseDepth, maxParseChain); r != nil {
+	if r := safesql.CheckParseDepth(sql, maxParseDepth, maxParseChain); r != nil {
 		return []statement{{sql: sql, kind: kindRefused, err: errorf("54001", "statement is too complex: "+r.Reason)}}
 	}
 	tree, err := pg_query.Parse(sql)

@@ -194,19 +194,37 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 // stopRelay ends a relay of srv's answer that waits on its client, after
 // a timeout closed srv: a client that stopped reading would otherwise
 // keep the relay, and with it srv's place in the pool, for good. A
-// goroutine blocked writing gets a write deadline (a second, so that the
-// FATAL still reaches a client that reads); the event loop, which waits
-// for the client to drain, fails the relay at once.
+// goroutine blocked writing gets a write deadline (stalledClient, so that
+// the FATAL still reaches a client that reads); on the event loop, which
+// waits for the client to drain, the relay is failed once the client's
+// queue has not moved for stalledClient (a client that reads gets its
+// rows, then the FATAL, as before).
 func (s *session) stopRelay(srv *pool.Conn) {
-	s.client.Conn.SetWriteDeadline(time.Now().Add(time.Second))
-	if lc := s.lp.lc; lc != nil {
-		lc.Loop().Post(func() {
-			if s.lp.inLoop && s.lp.rsrv == srv {
-				s.failOnLoop(srv, "", true)
-			}
-		})
+	s.client.Conn.SetWriteDeadline(time.Now().Add(stalledClient))
+	lc := s.lp.lc
+	if lc == nil {
+		return
 	}
+	loop, last := lc.Loop(), -1
+	var check func()
+	check = func() {
+		if !s.lp.inLoop || s.lp.rsrv != srv {
+			return // the relay ended, or went to a goroutine (the deadline)
+		}
+		n := s.lp.lc.Pending()
+		if n > 0 && n == last {
+			s.failOnLoop(srv, "", true)
+			return
+		}
+		last = n
+		time.AfterFunc(stalledClient, func() { loop.Post(check) })
+	}
+	time.AfterFunc(stalledClient, func() { loop.Post(check) })
 }
+
+// stalledClient is how long a timed-out relay waits for a client that
+// does not read before giving up on it (stopRelay).
+const stalledClient = time.Second
 
 // wakeKilled makes an idle session see s.killed: a goroutine reading the
 // client gets a past deadline, and a session parked on the event loop is

@@ -62,7 +62,34 @@ func checkHygiene(sql string, maxLen, maxDepth int) *Refusal {
 // and kills the whole process, where no recover can help. Other servers
 // that hand client text to pg_query (qpanalytics) call it first.
 func CheckNesting(sql string, maxDepth, maxChain int) *Refusal {
+	return nesting(sql, maxDepth, maxChain, false)
+}
+
+// CheckParseDepth is CheckNesting counting operators per expression: a
+// comma ends a list element, whose operators add no depth to the next
+// one, and a bracket's deepest element counts towards the expression it
+// stands in. Flat lists of casts or negative numbers (an IN list of
+// '...'::date, a VALUES list) pass however long, while a chain of
+// operators, in brackets or not, is counted whole; chain-forming keywords
+// (UNION, JOIN, CASE, ...) still count for the whole statement. For
+// servers whose clients send generated analytical SQL.
+func CheckParseDepth(sql string, maxDepth, maxChain int) *Refusal {
+	return nesting(sql, maxDepth, maxChain, true)
+}
+
+// level is one bracket level's operator count in perExpression mode: in
+// the current list element, and the most of any element so far.
+type level struct{ cur, peak int }
+
+func nesting(sql string, maxDepth, maxChain int, perExpression bool) *Refusal {
 	depth, chain := 0, 0
+	// perExpression: the operators along the current path (the current
+	// element's at each open level), and the levels.
+	path, keywords := 0, 0
+	var levels []level
+	if perExpression {
+		levels = append(levels, level{})
+	}
 	n := len(sql)
 	for i := 0; i < n; {
 		c := sql[i]
@@ -83,9 +110,25 @@ func CheckNesting(sql string, maxDepth, maxChain int) *Refusal {
 				return refuse(i, "nesting depth", "brackets nest deeper than the limit of "+
 					strconv.Itoa(maxDepth)+" levels")
 			}
+			if perExpression {
+				levels = append(levels, level{})
+			}
 			i++
 		case c == ')' || c == ']':
 			depth--
+			if perExpression && len(levels) > 1 {
+				in := levels[len(levels)-1]
+				levels = levels[:len(levels)-1]
+				out := &levels[len(levels)-1]
+				path += in.peak - in.cur
+				out.cur += in.peak
+				out.peak = max(out.peak, out.cur)
+			}
+			i++
+		case c == ',' && perExpression:
+			l := &levels[len(levels)-1]
+			path -= l.cur
+			l.cur = 0
 			i++
 		case c == '$':
 			i = skipDollar(sql, i)
@@ -115,6 +158,7 @@ func CheckNesting(sql string, maxDepth, maxChain int) *Refusal {
 			}
 			if len(word) >= 2 && len(word) <= 9 && chainKeywords[strings.ToLower(word)] {
 				chain++
+				keywords++
 			}
 		case isOpByte(c):
 			for i < n && isOpByte(sql[i]) {
@@ -124,8 +168,17 @@ func CheckNesting(sql string, maxDepth, maxChain int) *Refusal {
 				i++
 			}
 			chain++
+			if perExpression {
+				l := &levels[len(levels)-1]
+				l.cur++
+				l.peak = max(l.peak, l.cur)
+				path++
+			}
 		default:
 			i++
+		}
+		if perExpression {
+			chain = path + keywords
 		}
 		if chain > maxChain {
 			return refuse(i-1, "nesting depth", "statement has more than "+strconv.Itoa(maxChain)+

@@ -648,7 +648,9 @@ func (s *session) welcomeDiffers(srv *pool.Conn) bool {
 		return false
 	}
 	for _, k := range keptSettings {
-		if srv.Defaults[k] != s.welcomeDefaults[k] {
+		// Only what the welcome reported: keepWelcome can keep nothing
+		// else, and the loop would then refuse every server for good.
+		if v, seen := s.welcomeDefaults[k]; seen && srv.Defaults[k] != v {
 			if _, kept := s.start[strings.ToLower(k)]; !kept {
 				return true
 			}

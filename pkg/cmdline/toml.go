@@ -69,8 +69,14 @@ func (t *tomlResolver) Validate(app *kong.Application) error {
 	}
 	walk(app.Node)
 	var unknown []string
-	for k := range t.keys {
-		if !known[k] && !slices.Contains(t.tables, k) {
+	for k, v := range t.keys {
+		if slices.Contains(t.tables, k) {
+			if _, ok := v.(map[string]any); !ok {
+				return fmt.Errorf("config file: %s = %v: want a table ([%s])", k, v, k)
+			}
+			continue
+		}
+		if !known[k] {
 			unknown = append(unknown, k)
 		}
 	}
@@ -99,7 +105,20 @@ func (t *tomlResolver) Resolve(kctx *kong.Context, parent *kong.Path, flag *kong
 		}
 		return strconv.FormatFloat(n, 'f', -1, 64) + "s", nil
 	}
+	if n, ok := v.(float64); ok && n != math.Trunc(n) && integerKind(flag.Target.Type().Kind()) {
+		// kong would round 1.5 to 2.
+		return nil, fmt.Errorf("config file: %s = %v: want a whole number", strings.ReplaceAll(flag.Name, "-", "_"), n)
+	}
 	return v, nil
+}
+
+func integerKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 // envSet reports whether one of flag's environment variables is set (kong

@@ -76,7 +76,7 @@ func accept(conn net.Conn, cfg *ServerConfig) (*Client, *Startup, error) {
 	if err != nil || st.Cancel != nil {
 		return nil, st, err
 	}
-	if cfg.RequireTLS && !st.TLS {
+	if cfg.RequireTLS && !st.TLS && !unixClient(conn.RemoteAddr()) {
 		return nil, st, reply(c, fatal(CodeInvalidAuthorization, "SSL required"))
 	}
 	if err := authenticate(c, cfg, st, conn.RemoteAddr()); err != nil {
@@ -137,4 +137,11 @@ func AppendParameterStatus(dst []byte, name, value string) []byte {
 	dst = append(dst, 0)
 	dst = append(dst, value...)
 	return append(dst, 0)
+}
+
+// unixClient tells whether a client came over a Unix socket, which
+// RequireTLS leaves alone: PostgreSQL has no TLS there and its clients
+// never ask for it, and PgBouncer requires TLS "except on unix socket".
+func unixClient(a net.Addr) bool {
+	return a != nil && a.Network() == "unix" // also a wrapped *net.UnixAddr (the peer's uid)
 }

@@ -53,13 +53,26 @@ func LoadCertificate(certFile, keyFile string) (*Certificate, error) {
 // Reload reads the certificate and key again; on error the current pair
 // stays.
 func (c *Certificate) Reload(certFile, keyFile string) error {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	cert, err := ReadCertificate(certFile, keyFile)
 	if err != nil {
-		return fmt.Errorf("tls: %w", err)
+		return err
 	}
-	c.cert.Store(&cert)
+	c.Set(cert)
 	return nil
 }
+
+// ReadCertificate reads a PEM certificate and key for Set: a reload that
+// may still fail at a later step reads first and installs last.
+func ReadCertificate(certFile, keyFile string) (*tls.Certificate, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	return &cert, nil
+}
+
+// Set makes cert the one served from the next handshake on.
+func (c *Certificate) Set(cert *tls.Certificate) { c.cert.Store(cert) }
 
 // Config is the server TLS settings (TLS 1.2 or newer) with c's current
 // certificate.

@@ -373,6 +373,15 @@ func (p *Pool) Reconnect() { p.dropAll(false) }
 // client to need one opens it.
 func (p *Pool) Disconnect() { p.dropAll(true) }
 
+// Reopen ends what Disconnect began: the janitor opens connections up to
+// MinIdle again from its next round (RESUME after PAUSE), as it does once
+// a client acquires.
+func (p *Pool) Reopen() {
+	p.mu.Lock()
+	p.disconnected = false
+	p.mu.Unlock()
+}
+
 // dropAll closes the idle connections and marks the others to be closed
 // as they come back; with disconnect, it lets no waiter connect and the
 // janitor open none for MinIdle until a client acquires.

@@ -117,10 +117,7 @@ func (s *session) txEnded() {
 		s.txEnds.Add(1)
 	}
 	if f := s.p.opts.OnTransaction; f != nil {
-		name := s.poolName
-		if s.srv != nil {
-			name = s.srv.Pool().Name()
-		}
+		name := s.servingPool()
 		var d time.Duration
 		if !s.txBegan.IsZero() {
 			d = time.Since(s.txBegan)
@@ -173,10 +170,16 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 		s.killed = &clientError{"57014", fmt.Sprintf("qprouter: terminating connection due to query_timeout (no answer within %s)", l.query)}
 	}
 	if why != "" && running {
-		// Closed under mu: the server is still this client's (a release
-		// sets s.srv to nil under mu first), and srvClosed keeps an answer
+		// Closed under mu (or, for a goroutine's relay, given a past read
+		// deadline): the server is still this client's (a release sets
+		// s.srv to nil under mu first), and srvClosed keeps an answer
 		// already read to its end from releasing it.
-		srv.Net.Close()
+		if s.relayGo {
+			s.stalling.Store(true) // before the cancel: the relay forwards none of its answer
+			srv.Net.SetReadDeadline(time.Unix(1, 0))
+		} else {
+			srv.Net.Close()
+		}
 		s.srvClosed = true
 	}
 	s.mu.Unlock()
@@ -194,12 +197,14 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 // stopRelay ends a relay of srv's answer that waits on its client, after
 // a timeout closed srv: a client that stopped reading would otherwise
 // keep the relay, and with it srv's place in the pool, for good. A
-// goroutine blocked writing gets a write deadline (stalledClient, so that
-// the FATAL still reaches a client that reads); on the event loop, which
+// goroutine blocked writing gets a write deadline (stalledClient), and so
+// does each write after it (clientWriter): a client that reads, however
+// slowly, gets its rows and then the FATAL; on the event loop, which
 // waits for the client to drain, the relay is failed once the client's
 // queue has not moved for stalledClient (a client that reads gets its
 // rows, then the FATAL, as before).
 func (s *session) stopRelay(srv *pool.Conn) {
+	s.stalling.Store(true)
 	s.client.Conn.SetWriteDeadline(time.Now().Add(stalledClient))
 	lc := s.lp.lc
 	if lc == nil {
@@ -225,6 +230,34 @@ func (s *session) stopRelay(srv *pool.Conn) {
 // stalledClient is how long a timed-out relay waits for a client that
 // does not read before giving up on it (stopRelay).
 const stalledClient = time.Second
+
+// clientWriter is the client's connection as the session's writer sees
+// it. Once a timeout has closed the server (stopRelay), every write of at
+// most stalledChunk bytes gets stalledClient from its start, where one
+// deadline for the rest of the answer would cut a client that reads it
+// more slowly than in a second.
+type clientWriter struct{ s *session }
+
+// stalledChunk bounds what one deadline covers: 64 KiB in a second.
+const stalledChunk = 64 << 10
+
+func (w clientWriter) Write(p []byte) (int, error) {
+	c := w.s.client.Conn
+	if !w.s.stalling.Load() {
+		return c.Write(p)
+	}
+	n := 0
+	for n < len(p) {
+		part := p[n:min(len(p), n+stalledChunk)]
+		c.SetWriteDeadline(time.Now().Add(stalledClient))
+		m, err := c.Write(part)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
 
 // wakeKilled makes an idle session see s.killed: a goroutine reading the
 // client gets a past deadline, and a session parked on the event loop is

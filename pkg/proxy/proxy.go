@@ -667,6 +667,9 @@ func (p *Proxy) Resume() {
 	p.pauseAll, p.pausedBy, p.resumedBy = false, nil, nil
 	p.changedLocked()
 	p.pauseMu.Unlock()
+	for _, pl := range p.opts.Pools.All() {
+		pl.Reopen() // a PAUSE's Disconnect kept MinIdle closed
+	}
 	p.kick()
 }
 
@@ -714,6 +717,11 @@ func (p *Proxy) ResumePool(name string) error {
 	}
 	p.changedLocked()
 	p.pauseMu.Unlock()
+	for _, pl := range p.opts.Pools.All() {
+		if pl.Name() == name {
+			pl.Reopen()
+		}
+	}
 	p.kick()
 	return nil
 }

@@ -38,6 +38,14 @@ func (s *session) serverLoop(srv *pool.Conn, prev <-chan struct{}, done chan<- s
 // closed), and true, inline, once nothing more is expected from srv
 // (ReadyForQuery with nothing outstanding), srv staying the session's.
 func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool) {
+	s.mu.Lock()
+	s.relayGo = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.relayGo = false
+		s.mu.Unlock()
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			s.p.log.Warn("proxy: relay panicked", "client", s.addr, "panic", r)
@@ -65,6 +73,13 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 		// 8 kB chunk of rows ends inside one) must not hold back the
 		// complete ones before it.
 		if srv.R.Buffered() < len(hdr) && !s.flushClient(srv) {
+			return false
+		}
+		if s.stalling.Load() {
+			// A timeout stopped the relay (timeOut): it ends at this
+			// message boundary with the FATAL, forwarding nothing more of
+			// the server's (the cancel's error, a ReadyForQuery) after it.
+			s.serverFailed(srv, "")
 			return false
 		}
 		n, err := io.ReadFull(srv.R, hdr[:])
@@ -403,14 +418,15 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			}
 			break
 		}
+		var sent int64
 		if head.kind == kExecute {
-			s.resumed(head, 0)
+			sent = s.resumed(head, 0) // a portal read in pieces keeps the rows it sent
 		}
 		if head.kind == kExecute || (head.kind == kParse || head.kind == kBind) && head.sql != "" {
 			// A statement that fails at its Parse or Bind (a missing
 			// table, a bad parameter) counts as an error of its text, as
 			// the same failure through a simple Query does.
-			ev = s.event(head, 0, code)
+			ev = s.event(head, sent, code)
 		}
 		if head.kind == kBind && head.stmt != nil && code == "0A000" {
 			// "cached plan must not change result type": a table changed
@@ -924,16 +940,21 @@ func (s *session) resumed(e *entry, rows int64) int64 {
 	return rows + r.rows
 }
 
+// servingPool names the pool of the server the session has, else its
+// own: a forced user's pool serves the statement, not the client's.
+func (s *session) servingPool() string {
+	if s.srv != nil {
+		return s.srv.Pool().Name()
+	}
+	return s.poolName
+}
+
 // endRun counts a run whose portal went without finishing (bound again,
 // closed, or ended with its transaction) as one statement with the rows
 // it sent, as pg_stat_statements counts a portal when it is dropped. The
 // event goes to runEvs, which onServer's caller observes.
 func (s *session) endRun(r portalRun) {
-	name := s.poolName
-	if s.srv != nil {
-		name = s.srv.Pool().Name()
-	}
-	s.runEvs = append(s.runEvs, QueryEvent{SQL: r.sql, Duration: r.dur, Rows: r.rows, Pool: name, Prepared: r.named})
+	s.runEvs = append(s.runEvs, QueryEvent{SQL: r.sql, Duration: r.dur, Rows: r.rows, Pool: s.servingPool(), Prepared: r.named})
 }
 
 // event builds an OnQuery event when the hook is set.
@@ -941,10 +962,7 @@ func (s *session) event(e *entry, rows int64, code string) *QueryEvent {
 	if s.p.opts.OnQuery == nil {
 		return nil
 	}
-	name := s.poolName
-	if s.srv != nil {
-		name = s.srv.Pool().Name()
-	}
+	name := s.servingPool()
 	// Both callers of onServer copy the event before the next message.
 	s.ev = QueryEvent{SQL: e.sql, Duration: time.Since(e.start), Rows: rows, SQLState: code, Pool: name, Prepared: e.named}
 	return &s.ev
@@ -973,6 +991,9 @@ func (s *session) passThrough(srv *pool.Conn, size int) bool {
 				return false
 			}
 			if _, err := srv.R.Peek(1); err != nil {
+				if s.finishAfterTimeout(srv, err) {
+					continue
+				}
 				s.serverFailed(srv, "qprouter: server connection lost")
 				return false
 			}
@@ -985,6 +1006,29 @@ func (s *session) passThrough(srv *pool.Conn, size int) bool {
 		srv.R.Discard(len(b))
 		size -= len(b)
 	}
+	if s.finishing { // the row is whole: the timeout stops the relay now
+		s.finishing = false
+		srv.Net.SetReadDeadline(time.Unix(1, 0))
+	}
+	return true
+}
+
+// finishAfterTimeout tells whether the relay may read on after err, the
+// past read deadline with which a timeout stopped it (session.relayGo)
+// in the middle of a row it has begun to send: it reads the rest, for at
+// most stalledClient, so that the client's FATAL follows a whole message.
+func (s *session) finishAfterTimeout(srv *pool.Conn, err error) bool {
+	if s.finishing || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	s.mu.Lock()
+	stopped := s.killed != nil && s.srvClosed
+	s.mu.Unlock()
+	if !stopped {
+		return false
+	}
+	s.finishing = true
+	srv.Net.SetReadDeadline(time.Now().Add(stalledClient))
 	return true
 }
 

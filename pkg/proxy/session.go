@@ -66,6 +66,12 @@ type session struct {
 	// which must then never give it back to the pool, even if its last
 	// answer was already read.
 	srvClosed bool
+	// relayGo: a goroutine relays srv's answer (relay). A timeout stops it
+	// with a past read deadline on srv rather than a close, so that it can
+	// finish a row it has begun to send before the client's FATAL
+	// (finishAfterTimeout); the event loop's relay is stopped by the close.
+	relayGo   bool
+	finishing bool // relay goroutine only: reading the rest of a row after a timeout
 	pinned    bool
 	txStatus  byte
 	waiting   bool
@@ -121,6 +127,7 @@ type session struct {
 	bindSeq     uint64
 	vars        vars
 	scsOff      atomic.Bool       // the client was told standard_conforming_strings = off (backslash)
+	stalling    atomic.Bool       // a timeout closed the server: client writes get stalledClient each (stopRelay)
 	slot        *pool.Pool        // a slot to connect in, granted to the wait on the loop (onGranted)
 	pending     []varOp           // changes waiting for their transaction to end
 	unsureVars  bool              // the server's settings are a guess (session.unsure)
@@ -190,7 +197,6 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		p:        p,
 		client:   cl,
 		br:       getReader(cl.Conn),
-		cw:       getWriter(cl.Conn),
 		db:       db,
 		user:     user,
 		addr:     cl.Conn.RemoteAddr().String(),
@@ -203,6 +209,7 @@ func newSession(p *Proxy, cl *pgwire.Client) *session {
 		portals:  make(map[string]portal),
 		vars:     make(vars),
 	}
+	s.cw = getWriter(clientWriter{s})
 	s.fr = pgwire.NewFramer(s.br, p.opts.MaxMessage)
 	s.poolName = pool.NameOf(s.db, s.user)
 	// PostgreSQL applies the options first, then the other parameters.
@@ -239,7 +246,7 @@ func getReader(c net.Conn) *bufio.Reader {
 	return r
 }
 
-func getWriter(c net.Conn) *bufio.Writer {
+func getWriter(c io.Writer) *bufio.Writer {
 	w := writers.Get().(*bufio.Writer)
 	w.Reset(c)
 	return w

@@ -108,6 +108,17 @@ func (c *Config) checkAny() error {
 	return nil
 }
 
+// passwordSource tells whether c has somewhere to take clients'
+// passwords from: the auth file, or the auth query (a top-level auth user
+// or a database's ?auth_user=).
+func (c *Config) passwordSource() bool {
+	if c.AuthFile != "" || c.AuthUser != "" {
+		return true
+	}
+	t, err := route.NewTargets(c.ServerURL, c.Databases)
+	return err == nil && t.AnyAuthUser()
+}
+
 // ConfigError is a problem with the settings or the files they name (auth
 // file, TLS certificate, server URL): the command line's fault, not the
 // server's. Error is Err's text.
@@ -192,8 +203,8 @@ func (c *Config) Check() error {
 		if c.AuthHBAFile != "" {
 			return configError(fmt.Errorf("--auth-type %s and --auth-hba-file: the rules choose the methods; give one", c.AuthType))
 		}
-		if c.AuthFile == "" && c.AuthUser == "" {
-			return configError(fmt.Errorf("--auth-type %s needs --auth-file or --auth-user to take passwords from", c.AuthType))
+		if !c.passwordSource() {
+			return configError(fmt.Errorf("--auth-type %s needs --auth-file or --auth-user (or a database's auth_user) to take passwords from", c.AuthType))
 		}
 	case "any":
 		if err := c.checkAny(); err != nil {

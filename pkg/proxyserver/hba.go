@@ -27,7 +27,7 @@ func loadHBA(c Config) (*hba.Rules, error) {
 		}
 	}
 	err = rs.Check(hba.Server{UnixSocket: c.UnixSocketDir != "",
-		Secrets: c.AuthFile != "" || c.AuthUser != "", SecretsHint: "give --auth-file or --auth-user to take passwords from",
+		Secrets: c.passwordSource(), SecretsHint: "give --auth-file or --auth-user (or a database's auth_user) to take passwords from",
 		CA: c.TLSCAFile != "", CAHint: "give --tls-ca-file to verify them with",
 		IdentHint: "give --auth-ident-file with the user name maps"})
 	if err != nil {

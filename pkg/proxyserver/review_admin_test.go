@@ -284,6 +284,57 @@ func TestAdminReviewPortalRowsCounted(t *testing.T) {
 	}
 }
 
+// A portal read in parts whose statement fails in a later part (a
+// division by zero at the third row, after the first Execute sent two
+// rows): one call, one error, and the two rows the client got. Before
+// 2026-12-06 the error's event carried 0 rows (the note's "suspended
+// portal that then fails loses its rows").
+func TestAdminReviewPortalRowsKeptOnError(t *testing.T) {
+	s, addr, _ := rvAdminServe(t, nil, nil)
+	ctx := context.Background()
+	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close(ctx)
+	fe := pc.Frontend()
+	fe.Send(&pgproto3.Parse{Query: "SELECT 1 / (3 - g) AS zzadmin_portal_fails FROM generate_series(1, 5) g"})
+	fe.Send(&pgproto3.Bind{})
+	for range 3 {
+		fe.Send(&pgproto3.Execute{MaxRows: 2})
+	}
+	fe.Send(&pgproto3.Sync{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, failed := 0, ""
+	for {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := m.(type) {
+		case *pgproto3.DataRow:
+			got++
+		case *pgproto3.ErrorResponse:
+			failed = m.Code
+		}
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	if got != 2 || failed != "22012" {
+		t.Fatalf("setup: %d rows, error %q", got, failed)
+	}
+	d := rvAdminDigests(t, s, "zzadmin_portal_fails")
+	if d == nil {
+		t.Fatal("no digest")
+	}
+	if d.Calls != 1 || d.Errs != 1 || d.Rows != 2 {
+		t.Errorf("one statement sent 2 rows, then failed: its digest says calls %d, errors %d, rows %d (want 1, 1, 2)", d.Calls, d.Errs, d.Rows)
+	}
+}
+
 // A statement that fails is counted in sqp_query_errors_total and its
 // digest's errors when it comes by the simple protocol, but not at all
 // when the same statement comes by the extended protocol (every Go, Java,

@@ -401,13 +401,26 @@ func (s *Server) reload() error {
 	return s.apply(nc)
 }
 
-// apply makes nc (checked) the configuration in force, reading the files
-// it names again; on error the old one stays.
+// apply makes nc the configuration in force, reading the files it names
+// again; on error the old one stays, all of it: every step that can fail
+// comes before the first that changes anything.
 func (s *Server) apply(nc Config) error {
-	if cur, _ := s.get(); cur.AuthFile != "" && nc.AuthFile == "" {
-		// Without a file every client is trusted: a lost key or an unset
-		// variable must not turn password checks off without a word.
+	prev, _ := s.get()
+	// The settings fixed at start keep their values first, so that what
+	// is checked is what would be in force (auth_type any beside a new
+	// server_url, say).
+	fixed := keepFixed(prev, &nc)
+	if err := nc.Check(); err != nil {
+		return err
+	}
+	// Without a source of passwords every client is trusted: a lost key
+	// or an unset variable must not turn password checks off without a
+	// word.
+	switch {
+	case prev.AuthFile != "" && nc.AuthFile == "":
 		return configError(errors.New("auth_file: the new settings have none, which would trust every client; auth_file is turned off only at a restart"))
+	case prev.passwordSource() && !nc.passwordSource():
+		return configError(errors.New("auth_user: the new settings have no auth file and no auth user (top-level or a database's), which would trust every client; turn password checks off only at a restart"))
 	}
 	nu, err := loadUsers(nc.AuthFile)
 	if err != nil {
@@ -416,19 +429,19 @@ func (s *Server) apply(nc Config) error {
 	// The HBA file is read again; having one or not is decided at start.
 	if (nc.AuthHBAFile == "") != (s.opts.Config.AuthHBAFile == "") {
 		s.log.Warn("reload: auth_hba_file is turned on or off at the next start; the rules stay as they were")
-		nc.AuthHBAFile = s.cfg.AuthHBAFile
+		nc.AuthHBAFile = prev.AuthHBAFile
 	}
 	nh, err := loadHBA(nc)
 	if err != nil {
 		return err
 	}
-	prev, _ := s.get()
 	// The certificate files are read again (a renewed certificate); TLS
 	// itself, on or off and required or not, stays as at the start, and
 	// so do the settings in force (what SHOW CONFIG shows is served).
+	var cert *tls.Certificate
 	switch {
 	case s.cert != nil && nc.TLSCert != "":
-		if err := s.cert.Reload(nc.TLSCert, nc.TLSKey); err != nil {
+		if cert, err = pgwire.ReadCertificate(nc.TLSCert, nc.TLSKey); err != nil {
 			return configError(err)
 		}
 	case (s.cert != nil) != (nc.TLSCert != ""):
@@ -455,6 +468,7 @@ func (s *Server) apply(nc Config) error {
 		// one; its pools' server connections close, idle ones now and
 		// the others as their clients let go of them (as PgBouncer's
 		// RELOAD), so that its clients move over without being dropped.
+		// The last step that can fail.
 		moved, err := s.targets.Update(nc.ServerURL, nc.Databases)
 		if err != nil {
 			return configError(err)
@@ -462,6 +476,9 @@ func (s *Server) apply(nc Config) error {
 		for _, db := range s.proxy.ReconnectWhere(moved) {
 			s.log.Info("reload: the database's server changed; its server connections close as they come back", "database", db)
 		}
+	}
+	if cert != nil {
+		s.cert.Set(cert)
 	}
 	if serversChanged || nc.AuthUser != prev.AuthUser || nc.AuthQuery != prev.AuthQuery || nc.AuthDatabase != prev.AuthDatabase {
 		s.authq.forget()
@@ -483,7 +500,7 @@ func (s *Server) apply(nc Config) error {
 			s.log.Info("reload: the event loop starts only at start; transaction-mode clients are served by goroutines until a restart")
 		}
 	}
-	for _, key := range keepFixed(old, &nc) {
+	for _, key := range fixed {
 		s.log.Warn("reload: this setting changes only at a restart; it stays as it was", "key", key)
 	}
 	s.cfg, s.users, s.hba = nc, nu, nh

@@ -47,8 +47,19 @@ func position(n int, q float64) (k int, frac float64) {
 // compiler from fusing the multiply and add into an FMA, which Go does on
 // arm64, ppc64 and s390x but not amd64; without it the last bit of a
 // quantile, and so of a bootstrap interval, could differ between platforms.
+// Equal neighbours (two infinities among them) give themselves, and
+// infinite ones, or a difference too large for a float64, the weighted
+// sum R computes, where b-a would be NaN or leave [a, b]; finite inputs
+// keep the formula above, bit for bit.
 func lerp(a, b, frac float64) float64 {
-	return a + float64(frac*(b-a))
+	if a == b || frac == 0 {
+		return a
+	}
+	d := b - a
+	if math.IsInf(d, 0) || math.IsNaN(d) {
+		return float64((1-frac)*a) + float64(frac*b)
+	}
+	return a + float64(frac*d)
 }
 
 // Mean returns the arithmetic mean of xs, or NaN for an empty slice.

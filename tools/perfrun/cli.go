@@ -38,7 +38,7 @@ type cli struct {
 	MCPG          string        `name:"mcpg" placeholder:"PATH" help:"The mcpg binary for e2e-stdio (default: mcpg next to perfrun, then on PATH)."`
 	MCPProtocol   string        `name:"mcp-protocol" default:"${mcp_protocol}" help:"MCP protocol version the e2e paths' client asks for: the official TypeScript SDK's newest by default, or 2026-07-28 (default: ${default})."`
 	Out           string        `name:"out" short:"o" placeholder:"FILE" help:"Write samples to FILE instead of stdout."`
-	Resume        bool          `name:"resume" help:"Continue the interrupted --out FILE: keep its whole units, run the rest."`
+	Resume        bool          `name:"resume" help:"Continue the interrupted (or failed) --out FILE with the same settings: keep its whole units, run the rest."`
 }
 
 const description = `Time queries over paths and write samples as JSON lines.

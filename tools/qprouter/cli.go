@@ -119,6 +119,7 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 	if exited || err != nil {
 		return cfg, nil, exited, code, err
 	}
+	ownServer := c.Settings.ServerURL // from flags, environment or --config, not the ini
 	if c.PgbouncerINI != "" {
 		// Parse again with the file's settings beneath what the first
 		// parse read from flags, environment and --config.
@@ -147,6 +148,9 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 	if c.Config != "" {
 		if cfg.Pools, cfg.Databases, err = readTables(string(c.Config)); err != nil {
 			return cfg, nil, false, 0, err
+		}
+		if _, star := cfg.Databases["*"]; star && ownServer == "" {
+			cfg.ServerURL = "" // the file's default server over the ini's *
 		}
 	}
 	// The config file's tables over pgbouncer.ini's, field by field.

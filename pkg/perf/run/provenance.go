@@ -139,11 +139,16 @@ func (s *Study) runRecord(ctx context.Context, conn *pgx.Conn) *perf.Run {
 	}
 }
 
-// redact hides a password in a database URL among args.
+// redact hides a password in a database URL or key/value string among
+// args, also one given as --flag=URL.
 func redact(args []string) []string {
 	out := slices.Clone(args)
 	for i, a := range out {
-		if cfg, err := pgx.ParseConfig(a); err == nil && cfg.Password != "" && strings.Contains(a, cfg.Password) {
+		v := a
+		if strings.HasPrefix(v, "-") {
+			_, v, _ = strings.Cut(v, "=")
+		}
+		if cfg, err := pgx.ParseConfig(v); err == nil && cfg.Password != "" && strings.Contains(v, cfg.Password) {
 			out[i] = strings.ReplaceAll(a, cfg.Password, "xxxxx")
 		}
 	}

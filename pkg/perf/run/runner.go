@@ -153,6 +153,9 @@ func (r *Runner) latencyUnit(ctx context.Context, paths []Path, q Query) ([]*per
 			out = append(out, r.timed(ctx, p, q, perf.PhaseWarm, i))
 		}
 	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the last call was cut off: not a whole unit
+	}
 	return out, nil
 }
 

@@ -69,17 +69,27 @@ func (s *Study) check() error {
 			return usagef("--concurrency %d is out of range 1..10000", n)
 		}
 	}
-	for _, p := range s.Paths {
+	for i, n := range s.Concurrency {
+		if slices.Contains(s.Concurrency[:i], n) {
+			return usagef("--concurrency: %d is given twice", n)
+		}
+	}
+	for i, p := range s.Paths {
 		if !slices.Contains(PathNames, p) {
 			return usagef("--paths: unknown path %q (known: %s)", p, strings.Join(PathNames, ", "))
 		}
-	}
-	if !slices.Contains(s.Paths, "native") && !slices.Contains(s.Paths, "server") {
-		s.Concurrency = nil // the sweep runs on those two only
+		if slices.Contains(s.Paths[:i], p) {
+			// Two samples per call would share one (path, query, phase, iter).
+			return usagef("--paths: %q is given twice", p)
+		}
 	}
 	var err error
 	if s.Queries, err = selectQueries(s.QueryFile, s.Only); err != nil {
 		return &UsageError{err}
+	}
+	if !slices.Contains(s.Paths, "native") && !slices.Contains(s.Paths, "server") ||
+		!slices.ContainsFunc(s.Queries, func(q Query) bool { return q.ID == PointLookup }) {
+		s.Concurrency = nil // the sweep runs pk_lookup on those two paths only
 	}
 	if s.MCPG == "" && slices.Contains(s.Paths, "e2e-stdio") {
 		if s.MCPG = findMCPG(); s.MCPG == "" {
@@ -174,6 +184,11 @@ func (s *Study) Run(ctx context.Context, w io.Writer) (int64, error) {
 		err = r.Sweep(ctx)
 	}
 	interrupted := ctx.Err() != nil
+	if err != nil && !interrupted {
+		// No end record: the file reads as cut off, which it is, and
+		// --resume continues it once the failure is mended.
+		return r.Samples(), err
+	}
 	// The end record counts every sample in the file, kept ones included.
 	end := &perf.End{FinishedAt: time.Now().UTC(), Interrupted: interrupted, Samples: resumed + r.Samples()}
 	if werr := perf.NewWriter(w, runID).Write(end); werr != nil && err == nil {
@@ -200,6 +215,9 @@ func (s *Study) openOut() (*os.File, string, map[Unit]bool, int64, error) {
 	if v := cmp.Or(res.Run.MCPProtocol, mcp.ProtocolVersion20260728); v != s.mcpProtocol() && hasMCPPath(s.Paths) {
 		return nil, "", nil, 0, fmt.Errorf("--resume: %s was measured with MCP protocol version %s; pass --mcp-protocol %s", s.Out, v, v)
 	}
+	if why := s.differs(res.Run); why != "" {
+		return nil, "", nil, 0, fmt.Errorf("--resume: %s was measured with %s; resume it with the same settings", s.Out, why)
+	}
 	tmp := s.Out + ".resume"
 	if err := os.WriteFile(tmp, res.Kept, 0o644); err != nil {
 		return nil, "", nil, 0, err
@@ -209,4 +227,38 @@ func (s *Study) openOut() (*os.File, string, map[Unit]bool, int64, error) {
 	}
 	f, err := os.OpenFile(s.Out, os.O_WRONLY|os.O_APPEND, 0)
 	return f, res.Run.RunID, res.Done, res.Samples, err
+}
+
+// differs names the first setting in which s differs from the run record
+// of the file it resumes ("" for none): the record is the provenance of
+// every sample after it, and a unit with fewer timed samples than its
+// iterations reads as torn.
+func (s *Study) differs(run *perf.Run) string {
+	var ids []string
+	for _, q := range run.Queries {
+		ids = append(ids, q.ID)
+	}
+	var own []string
+	for _, q := range s.Queries {
+		own = append(own, q.ID)
+	}
+	switch {
+	case run.Iterations != s.Iterations:
+		return fmt.Sprintf("--iterations %d", run.Iterations)
+	case run.Warmup != s.Warmup:
+		return fmt.Sprintf("--warmup %d", run.Warmup)
+	case run.MinTimeNS != s.MinTime.Nanoseconds():
+		return fmt.Sprintf("--min-time %s", time.Duration(run.MinTimeNS))
+	case run.TimeoutMS != s.Timeout.Milliseconds():
+		return fmt.Sprintf("--timeout %s", time.Duration(run.TimeoutMS)*time.Millisecond)
+	case !slices.Equal(run.Paths, s.Paths):
+		return fmt.Sprintf("--paths %s", strings.Join(run.Paths, ","))
+	case !slices.Equal(ids, own):
+		return fmt.Sprintf("the queries %s", strings.Join(ids, ","))
+	case !slices.Equal(run.Concurrency, s.Concurrency):
+		return fmt.Sprintf("--concurrency %v", run.Concurrency)
+	case len(s.Concurrency) > 0 && run.SweepDurationNS != s.SweepDuration.Nanoseconds():
+		return fmt.Sprintf("--sweep-duration %s", time.Duration(run.SweepDurationNS))
+	}
+	return ""
 }

@@ -175,7 +175,11 @@ func (s *session) timeOut(now time.Time, m *mark, l limits) (why string) {
 		// s.srv to nil under mu first), and srvClosed keeps an answer
 		// already read to its end from releasing it.
 		if s.relayGo {
+			// Writes fail at once, as on a closed socket: nothing the
+			// client sends from now on (a COMMIT) reaches the server,
+			// whose transaction dies with it when it is discarded.
 			s.stalling.Store(true) // before the cancel: the relay forwards none of its answer
+			srv.Net.SetWriteDeadline(time.Unix(1, 0))
 			srv.Net.SetReadDeadline(time.Unix(1, 0))
 		} else {
 			srv.Net.Close()

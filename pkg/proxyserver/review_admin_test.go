@@ -238,41 +238,9 @@ func TestAdminReviewRemovedPoolSeriesStay(t *testing.T) {
 // rows only, so rows is 1 where the client got 5.
 func TestAdminReviewPortalRowsCounted(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
-	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
-	fe := pc.Frontend()
-	const q = "SELECT g AS zzadmin_portal FROM generate_series(1, 5) g"
-	fe.Send(&pgproto3.Parse{Query: q})
-	fe.Send(&pgproto3.Bind{})
-	for range 3 {
-		fe.Send(&pgproto3.Execute{MaxRows: 2})
-	}
-	fe.Send(&pgproto3.Sync{})
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	got := 0
-	for {
-		m, err := fe.Receive()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := m.(*pgproto3.DataRow); ok {
-			got++
-		}
-		if e, ok := m.(*pgproto3.ErrorResponse); ok {
-			t.Fatalf("error: %s", e.Message)
-		}
-		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
-			break
-		}
-	}
-	if got != 5 {
-		t.Fatalf("setup: %d rows", got)
+	got, code := rvAdminPortal(t, addr, "SELECT g AS zzadmin_portal FROM generate_series(1, 5) g")
+	if got != 5 || code != "" {
+		t.Fatalf("setup: %d rows, error %q", got, code)
 	}
 	d := rvAdminDigests(t, s, "zzadmin_portal")
 	if d == nil {
@@ -291,6 +259,24 @@ func TestAdminReviewPortalRowsCounted(t *testing.T) {
 // portal that then fails loses its rows").
 func TestAdminReviewPortalRowsKeptOnError(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
+	got, code := rvAdminPortal(t, addr, "SELECT 1 / (3 - g) AS zzadmin_portal_fails FROM generate_series(1, 5) g")
+	if got != 2 || code != "22012" {
+		t.Fatalf("setup: %d rows, error %q", got, code)
+	}
+	d := rvAdminDigests(t, s, "zzadmin_portal_fails")
+	if d == nil {
+		t.Fatal("no digest")
+	}
+	if d.Calls != 1 || d.Errs != 1 || d.Rows != 2 {
+		t.Errorf("one statement sent 2 rows, then failed: its digest says calls %d, errors %d, rows %d (want 1, 1, 2)", d.Calls, d.Errs, d.Rows)
+	}
+}
+
+// rvAdminPortal runs q through the proxy at addr as one portal read by
+// three Executes of at most 2 rows, and returns the rows the client got
+// and the SQLSTATE of an error ("" for none).
+func rvAdminPortal(t *testing.T, addr, q string) (rows int, code string) {
+	t.Helper()
 	ctx := context.Background()
 	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	if err != nil {
@@ -298,7 +284,7 @@ func TestAdminReviewPortalRowsKeptOnError(t *testing.T) {
 	}
 	defer pc.Close(ctx)
 	fe := pc.Frontend()
-	fe.Send(&pgproto3.Parse{Query: "SELECT 1 / (3 - g) AS zzadmin_portal_fails FROM generate_series(1, 5) g"})
+	fe.Send(&pgproto3.Parse{Query: q})
 	fe.Send(&pgproto3.Bind{})
 	for range 3 {
 		fe.Send(&pgproto3.Execute{MaxRows: 2})
@@ -307,7 +293,6 @@ func TestAdminReviewPortalRowsKeptOnError(t *testing.T) {
 	if err := fe.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got, failed := 0, ""
 	for {
 		m, err := fe.Receive()
 		if err != nil {
@@ -315,23 +300,12 @@ func TestAdminReviewPortalRowsKeptOnError(t *testing.T) {
 		}
 		switch m := m.(type) {
 		case *pgproto3.DataRow:
-			got++
+			rows++
 		case *pgproto3.ErrorResponse:
-			failed = m.Code
+			code = m.Code
+		case *pgproto3.ReadyForQuery:
+			return rows, code
 		}
-		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
-			break
-		}
-	}
-	if got != 2 || failed != "22012" {
-		t.Fatalf("setup: %d rows, error %q", got, failed)
-	}
-	d := rvAdminDigests(t, s, "zzadmin_portal_fails")
-	if d == nil {
-		t.Fatal("no digest")
-	}
-	if d.Calls != 1 || d.Errs != 1 || d.Rows != 2 {
-		t.Errorf("one statement sent 2 rows, then failed: its digest says calls %d, errors %d, rows %d (want 1, 1, 2)", d.Calls, d.Errs, d.Rows)
 	}
 }
 

@@ -406,10 +406,33 @@ func (s *Server) reload() error {
 // comes before the first that changes anything.
 func (s *Server) apply(nc Config) error {
 	prev, _ := s.get()
-	// The settings fixed at start keep their values first, so that what
-	// is checked is what would be in force (auth_type any beside a new
+	// The settings fixed at start keep their values first, and so does
+	// what is turned on or off only at a restart (below), so that what is
+	// checked is what would be in force (auth_type any beside a new
 	// server_url, say).
 	fixed := keepFixed(prev, &nc)
+	// The HBA file is read again; having one or not is decided at start.
+	if (nc.AuthHBAFile == "") != (s.opts.Config.AuthHBAFile == "") {
+		s.log.Warn("reload: auth_hba_file is turned on or off at the next start; the rules stay as they were")
+		nc.AuthHBAFile = prev.AuthHBAFile
+	}
+	// The certificate files are read again (a renewed certificate); TLS
+	// itself, on or off and required or not, stays as at the start, and
+	// so do the settings in force (what SHOW CONFIG shows is served).
+	if (s.cert != nil) != (nc.TLSCert != "") {
+		s.log.Warn("reload: TLS is turned on or off at the next start; tls_cert and tls_key stay as they were")
+		nc.TLSCert, nc.TLSKey = prev.TLSCert, prev.TLSKey
+	}
+	// So is the CA file, when there was one at the start (asking clients
+	// for certificates, or not, is decided then).
+	switch startCAs := s.cas.Load() != nil; {
+	case startCAs && nc.TLSCAFile == "":
+		s.log.Warn("reload: tls_ca_file is turned off at the next start; the CAs stay as they were")
+		nc.TLSCAFile = prev.TLSCAFile
+	case !startCAs && nc.TLSCAFile != "":
+		s.log.Warn("reload: tls_ca_file is turned on at the next start; it stays off")
+		nc.TLSCAFile = ""
+	}
 	if err := nc.Check(); err != nil {
 		return err
 	}
@@ -426,41 +449,21 @@ func (s *Server) apply(nc Config) error {
 	if err != nil {
 		return err
 	}
-	// The HBA file is read again; having one or not is decided at start.
-	if (nc.AuthHBAFile == "") != (s.opts.Config.AuthHBAFile == "") {
-		s.log.Warn("reload: auth_hba_file is turned on or off at the next start; the rules stay as they were")
-		nc.AuthHBAFile = prev.AuthHBAFile
-	}
 	nh, err := loadHBA(nc)
 	if err != nil {
 		return err
 	}
-	// The certificate files are read again (a renewed certificate); TLS
-	// itself, on or off and required or not, stays as at the start, and
-	// so do the settings in force (what SHOW CONFIG shows is served).
 	var cert *tls.Certificate
-	switch {
-	case s.cert != nil && nc.TLSCert != "":
+	if s.cert != nil {
 		if cert, err = pgwire.ReadCertificate(nc.TLSCert, nc.TLSKey); err != nil {
 			return configError(err)
 		}
-	case (s.cert != nil) != (nc.TLSCert != ""):
-		s.log.Warn("reload: TLS is turned on or off at the next start; tls_cert and tls_key stay as they were")
-		nc.TLSCert, nc.TLSKey = prev.TLSCert, prev.TLSKey
 	}
-	// So is the CA file, when there was one at the start (asking clients
-	// for certificates, or not, is decided then).
 	var cas *x509.CertPool
 	if s.cas.Load() != nil {
-		if nc.TLSCAFile == "" {
-			s.log.Warn("reload: tls_ca_file is turned off at the next start; the CAs stay as they were")
-			nc.TLSCAFile = prev.TLSCAFile
-		} else if cas, err = pgwire.LoadCAs(nc.TLSCAFile); err != nil {
+		if cas, err = pgwire.LoadCAs(nc.TLSCAFile); err != nil {
 			return configError(err)
 		}
-	} else if nc.TLSCAFile != "" {
-		s.log.Warn("reload: tls_ca_file is turned on at the next start; it stays off")
-		nc.TLSCAFile = ""
 	}
 	serversChanged := nc.ServerURL != prev.ServerURL || !maps.Equal(nc.Databases, prev.Databases)
 	if serversChanged {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -144,15 +145,41 @@ func (s *Study) runRecord(ctx context.Context, conn *pgx.Conn) *perf.Run {
 func redact(args []string) []string {
 	out := slices.Clone(args)
 	for i, a := range out {
-		v := a
-		if strings.HasPrefix(v, "-") {
-			_, v, _ = strings.Cut(v, "=")
-		}
-		if cfg, err := pgx.ParseConfig(v); err == nil && cfg.Password != "" && strings.Contains(v, cfg.Password) {
-			out[i] = strings.ReplaceAll(a, cfg.Password, "xxxxx")
-		}
+		out[i] = redactArg(a)
 	}
 	return out
+}
+
+// redactArg is redact for one argument. A URL is rebuilt with the
+// password replaced, since it is written percent-encoded there.
+func redactArg(a string) string {
+	prefix, v := "", a
+	if strings.HasPrefix(a, "-") {
+		flag, val, ok := strings.Cut(a, "=")
+		if !ok {
+			return a
+		}
+		prefix, v = flag+"=", val
+	}
+	if u, err := url.Parse(v); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		changed := false
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			changed = true
+		}
+		if q := u.Query(); q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery, changed = q.Encode(), true
+		}
+		if changed {
+			return prefix + u.String()
+		}
+		return a
+	}
+	if cfg, err := pgx.ParseConfig(v); err == nil && cfg.Password != "" && strings.Contains(v, cfg.Password) {
+		return prefix + strings.ReplaceAll(v, cfg.Password, "xxxxx")
+	}
+	return a
 }
 
 // NewRunID names a run by its UTC start and 4 random bytes.

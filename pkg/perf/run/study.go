@@ -238,9 +238,14 @@ func (s *Study) differs(run *perf.Run) string {
 	for _, q := range run.Queries {
 		ids = append(ids, q.ID)
 	}
-	var own []string
-	for _, q := range s.Queries {
-		own = append(own, q.ID)
+	own := make([]perf.Query, len(s.Queries))
+	for i, q := range s.Queries {
+		own[i] = perf.Query{ID: q.ID, Weight: q.Weight, Size: q.Size, SQL: q.SQL}
+	}
+	levels := run.Concurrency
+	if !slices.Contains(run.Paths, "native") && !slices.Contains(run.Paths, "server") ||
+		!slices.ContainsFunc(run.Queries, func(q perf.Query) bool { return q.ID == PointLookup }) {
+		levels = nil // recorded by older versions, which ran no sweep either
 	}
 	switch {
 	case run.Iterations != s.Iterations:
@@ -253,10 +258,10 @@ func (s *Study) differs(run *perf.Run) string {
 		return fmt.Sprintf("--timeout %s", time.Duration(run.TimeoutMS)*time.Millisecond)
 	case !slices.Equal(run.Paths, s.Paths):
 		return fmt.Sprintf("--paths %s", strings.Join(run.Paths, ","))
-	case !slices.Equal(ids, own):
-		return fmt.Sprintf("the queries %s", strings.Join(ids, ","))
-	case !slices.Equal(run.Concurrency, s.Concurrency):
-		return fmt.Sprintf("--concurrency %v", run.Concurrency)
+	case !slices.Equal(run.Queries, own):
+		return fmt.Sprintf("other queries (ids %s, their SQL, weight and size as in its run record)", strings.Join(ids, ","))
+	case !slices.Equal(levels, s.Concurrency):
+		return fmt.Sprintf("--concurrency %v", levels)
 	case len(s.Concurrency) > 0 && run.SweepDurationNS != s.SweepDuration.Nanoseconds():
 		return fmt.Sprintf("--sweep-duration %s", time.Duration(run.SweepDurationNS))
 	}

@@ -81,9 +81,14 @@ func (s *session) end(final *clientError) {
 	clean := s.settled()
 	s.mu.Unlock()
 	if srv != nil {
-		if clean {
+		switch {
+		case s.stalling.Load():
+			// A timeout stopped the relay: its deadlines end it at a
+			// message boundary (it finishes a row it has begun), and it
+			// discards srv.
+		case clean:
 			srv.Net.SetReadDeadline(time.Unix(1, 0)) // wakes the goroutine on a message boundary
-		} else {
+		default:
 			srv.Net.Close()
 		}
 	}

@@ -1061,7 +1061,9 @@ func (s *session) flushServer() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := srv.W.Flush(); err != nil {
-		srv.Net.Close()
+		if !s.stalling.Load() { // else a timeout failed the write, and the relay, finishing a row, owns srv
+			srv.Net.Close()
+		}
 		return err
 	}
 	return nil

@@ -13,10 +13,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"reflect"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/qpkit/qpkit/pkg/admin"
 	"github.com/qpkit/qpkit/pkg/bouncerini"
+	"github.com/qpkit/qpkit/pkg/connstr"
 	"github.com/qpkit/qpkit/pkg/console"
 	"github.com/qpkit/qpkit/pkg/hba"
 	"github.com/qpkit/qpkit/pkg/netloop"
@@ -419,9 +418,13 @@ func (s *Server) apply(nc Config) error {
 	// The certificate files are read again (a renewed certificate); TLS
 	// itself, on or off and required or not, stays as at the start, and
 	// so do the settings in force (what SHOW CONFIG shows is served).
+	// A setting kept so is not read again: the certificate or CAs in
+	// force stay, even if their files are gone.
+	keptCert, keptCAs := false, false
 	if (s.cert != nil) != (nc.TLSCert != "") {
 		s.log.Warn("reload: TLS is turned on or off at the next start; tls_cert and tls_key stay as they were")
 		nc.TLSCert, nc.TLSKey = prev.TLSCert, prev.TLSKey
+		keptCert = true
 	}
 	// So is the CA file, when there was one at the start (asking clients
 	// for certificates, or not, is decided then).
@@ -429,6 +432,7 @@ func (s *Server) apply(nc Config) error {
 	case startCAs && nc.TLSCAFile == "":
 		s.log.Warn("reload: tls_ca_file is turned off at the next start; the CAs stay as they were")
 		nc.TLSCAFile = prev.TLSCAFile
+		keptCAs = true
 	case !startCAs && nc.TLSCAFile != "":
 		s.log.Warn("reload: tls_ca_file is turned on at the next start; it stays off")
 		nc.TLSCAFile = ""
@@ -454,13 +458,13 @@ func (s *Server) apply(nc Config) error {
 		return err
 	}
 	var cert *tls.Certificate
-	if s.cert != nil {
+	if s.cert != nil && !keptCert {
 		if cert, err = pgwire.ReadCertificate(nc.TLSCert, nc.TLSKey); err != nil {
 			return configError(err)
 		}
 	}
 	var cas *x509.CertPool
-	if s.cas.Load() != nil {
+	if s.cas.Load() != nil && !keptCAs {
 		if cas, err = pgwire.LoadCAs(nc.TLSCAFile); err != nil {
 			return configError(err)
 		}
@@ -638,32 +642,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// dsnPassword finds password=... in a key=value connection string.
-var dsnPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.|'')*'|\S+)`)
-
-// redact is a connection string for logs and the admin API: a URL's
-// password (user info, or any parameter whose name holds "password", as
-// ?sslpassword=, the client key's passphrase) and a key=value string's
-// password= and sslpassword= shown as xxxxx.
-func redact(s string) string {
-	if !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
-		return dsnPassword.ReplaceAllString(s, "${1}xxxxx")
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable url)"
-	}
-	var parts []string
-	for _, part := range strings.Split(u.RawQuery, "&") {
-		k, _, _ := strings.Cut(part, "=")
-		if key, err := url.PathUnescape(k); err != nil || strings.Contains(strings.ToLower(key), "password") {
-			part = k + "=xxxxx"
-		}
-		parts = append(parts, part)
-	}
-	u.RawQuery = strings.Join(parts, "&")
-	return u.Redacted()
-}
+// redact is a connection string for logs and the admin API, its
+// secrets shown as xxxxx (connstr.Redact).
+func redact(s string) string { return connstr.Redact(s) }
 
 // sweepPools removes, every second, the pools that no client uses and
 // that hold no server connection for route.DefaultUnusedTimeout, and those

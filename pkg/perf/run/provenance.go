@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/connstr"
 	"github.com/qpkit/qpkit/pkg/perf"
 )
 
@@ -150,36 +150,16 @@ func redact(args []string) []string {
 	return out
 }
 
-// redactArg is redact for one argument. A URL is rebuilt with the
-// password replaced, since it is written percent-encoded there.
+// redactArg is redact for one argument, also a --flag=value one.
 func redactArg(a string) string {
-	prefix, v := "", a
-	if strings.HasPrefix(a, "-") {
-		flag, val, ok := strings.Cut(a, "=")
-		if !ok {
-			return a
-		}
-		prefix, v = flag+"=", val
+	if !strings.HasPrefix(a, "-") {
+		return connstr.Redact(a)
 	}
-	if u, err := url.Parse(v); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		changed := false
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			changed = true
-		}
-		if q := u.Query(); q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery, changed = q.Encode(), true
-		}
-		if changed {
-			return prefix + u.String()
-		}
+	flag, v, ok := strings.Cut(a, "=")
+	if !ok {
 		return a
 	}
-	if cfg, err := pgx.ParseConfig(v); err == nil && cfg.Password != "" && strings.Contains(v, cfg.Password) {
-		return prefix + strings.ReplaceAll(v, cfg.Password, "xxxxx")
-	}
-	return a
+	return flag + "=" + connstr.Redact(v)
 }
 
 // NewRunID names a run by its UTC start and 4 random bytes.

@@ -25,16 +25,25 @@ func Redact(s string) string {
 	if !ok || (scheme != "postgres" && scheme != "postgresql") {
 		return kvPassword.ReplaceAllString(s, "${1}xxxxx")
 	}
-	end := strings.IndexAny(rest, "/?")
-	if end < 0 {
-		end = len(rest)
+	// The user info ends at the last @ before the first /, as libpq
+	// reads it (a ? there is part of it); the hosts, at the first / or ?
+	// after it.
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		slash = len(rest)
 	}
-	auth, tail := rest[:end], rest[end:]
-	if at := strings.LastIndex(auth, "@"); at >= 0 {
-		if user, _, ok := strings.Cut(auth[:at], ":"); ok {
-			auth = user + ":xxxxx" + auth[at:]
+	userinfo, hosts := "", rest
+	if at := strings.LastIndex(rest[:slash], "@"); at >= 0 {
+		userinfo, hosts = rest[:at+1], rest[at+1:]
+		if user, _, ok := strings.Cut(userinfo, ":"); ok {
+			userinfo = user + ":xxxxx@"
 		}
 	}
+	end := strings.IndexAny(hosts, "/?")
+	if end < 0 {
+		end = len(hosts)
+	}
+	auth, tail := userinfo+hosts[:end], hosts[end:]
 	if path, query, ok := strings.Cut(tail, "?"); ok {
 		parts := strings.Split(query, "&")
 		for i, part := range parts {
@@ -45,5 +54,11 @@ func Redact(s string) string {
 		}
 		tail = path + "?" + strings.Join(parts, "&")
 	}
-	return scheme + "://" + auth + tail
+	// A ? or & before the user info's @ (a query value holding @, no /
+	// after it) hides parameters from the step above: their passwords go
+	// too.
+	return scheme + "://" + urlPassword.ReplaceAllString(auth+tail, "${1}xxxxx")
 }
+
+// urlPassword finds a URL parameter whose name holds "password".
+var urlPassword = regexp.MustCompile(`(?i)([?&][^=&?]*password=)[^&]*`)

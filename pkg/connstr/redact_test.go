@@ -20,6 +20,8 @@ func TestRedact(t *testing.T) {
 		{"host=db password=two\\ w0rds dbname=app", "host=db password=xxxxx dbname=app"},
 		{"host=db sslpassword=k3y PASSWORD=pw", "host=db sslpassword=xxxxx PASSWORD=xxxxx"},
 		{"-n", "-n"},
+		{"postgres://db?application_name=a@b&password=s3cret", "postgres://db?application_name=a@b&password=xxxxx"},
+		{"postgres://bob:pa?ss@db/app", "postgres://bob:xxxxx@db/app"},
 	} {
 		if got := Redact(c.in); got != c.want {
 			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)

@@ -933,15 +933,13 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 	defer s.wmu.Unlock()
 	if len(out) > srv.W.Available() {
 		if err := srv.W.Flush(); err != nil {
-			srv.Net.Close()
-			return err
+			return s.serverWriteFailed(srv, err)
 		}
 	}
 	if len(out) > srv.W.Available() {
 		s.dirty = nil
 		if _, err := srv.Net.Write(out); err != nil {
-			srv.Net.Close()
-			return err
+			return s.serverWriteFailed(srv, err)
 		}
 		return nil
 	}
@@ -1061,12 +1059,20 @@ func (s *session) flushServer() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := srv.W.Flush(); err != nil {
-		if !s.stalling.Load() { // else a timeout failed the write, and the relay, finishing a row, owns srv
-			srv.Net.Close()
-		}
-		return err
+		return s.serverWriteFailed(srv, err)
 	}
 	return nil
+}
+
+// serverWriteFailed closes srv after a failed write, so that its relay
+// ends too, and returns err; unless a timeout failed the write (its past
+// write deadline), and the relay, finishing a row it has begun to send,
+// owns srv.
+func (s *session) serverWriteFailed(srv *pool.Conn, err error) error {
+	if !s.stalling.Load() {
+		srv.Net.Close()
+	}
+	return err
 }
 
 func containsFold(s, sub string) bool {

@@ -299,8 +299,11 @@ func TestConsole(t *testing.T) {
 				a := find(clients, "application_name", "app-test")
 				s, _ := strconv.Atoi(a["wait"])
 				us, _ := strconv.Atoi(a["wait_us"])
-				if a["state"] != "waiting" || s*1000000+us < 300000 || us >= 1000000 {
-					t.Errorf("SHOW CLIENTS: the client held by PAUSE for over 300 ms: %v", a)
+				// The 300 ms above started before the query left the
+				// client, so its wait is a little shorter (297.9 ms once,
+				// in CI): 200 ms is the floor.
+				if a["state"] != "waiting" || s*1000000+us < 200000 || us >= 1000000 {
+					t.Errorf("SHOW CLIENTS: the client held by PAUSE for about 300 ms: %v", a)
 				}
 				if _, err := boss.Exec(bg, "RESUME postgres").ReadAll(); err != nil {
 					t.Fatal(err)

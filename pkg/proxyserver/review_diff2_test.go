@@ -10,31 +10,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
-
-// rv2Log signals when a log line containing marker appears.
-type rv2Log struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	marker string
-	hit    chan struct{}
-	once   sync.Once
-}
-
-func (w *rv2Log) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if bytes.Contains(w.buf.Bytes(), []byte(w.marker)) {
-		w.once.Do(func() { close(w.hit) })
-	}
-	return len(p), nil
-}
 
 // rv2Serve starts qprouter on goroutines (no event loop), session mode,
 // one server, debug log to w, in front of the shared cluster.
@@ -64,7 +44,7 @@ func rv2Serve(t *testing.T, w io.Writer, edit func(*Config)) string {
 // and a pause of pause (well within stalledClient, 1 s), it reads the
 // stream to its end. It returns "" when the stream ends, in whole
 // messages, with a FATAL 57014, and what went wrong otherwise.
-func rv2TimedOutStream(t *testing.T, addr string, lw *rv2Log, send []byte, pause time.Duration) string {
+func rv2TimedOutStream(t *testing.T, addr string, lw *rvLog, send []byte, pause time.Duration) string {
 	c := hsLogin(t, addr)
 	c.Write(hsQuery("select repeat('x', 1000000) from generate_series(1, 200)"))
 	select {
@@ -140,7 +120,7 @@ func rv2Tail(b []byte) string {
 // once a second, so its own next pass (see the next test) comes after the
 // row.
 func TestDiff2ReviewQueryTimeoutClientSendsAfterTimeoutCutMidRow(t *testing.T) {
-	lw := &rv2Log{marker: "timeout=query_timeout", hit: make(chan struct{})}
+	lw := &rvLog{marker: "timeout=query_timeout", hit: make(chan struct{})}
 	addr := rv2Serve(t, lw, func(c *Config) { c.QueryTimeout = 4 * time.Second })
 	if bad := rv2TimedOutStream(t, addr, lw, hsQuery("select 1"), 100*time.Millisecond); bad != "" {
 		t.Errorf("query_timeout, a client reading its answer that sent a query after the timeout (then read on within 0.1 s): %s", bad)
@@ -156,7 +136,7 @@ func TestDiff2ReviewQueryTimeoutClientSendsAfterTimeoutCutMidRow(t *testing.T) {
 // settled) with srv.Net.Close() while the relay is inside a row, and the
 // FATAL lands in the middle of the DataRow again.
 func TestDiff2ReviewQueryTimeoutPausingReaderCutMidRow(t *testing.T) {
-	lw := &rv2Log{marker: "timeout=query_timeout", hit: make(chan struct{})}
+	lw := &rvLog{marker: "timeout=query_timeout", hit: make(chan struct{})}
 	addr := rv2Serve(t, lw, func(c *Config) { c.QueryTimeout = time.Second })
 	if bad := rv2TimedOutStream(t, addr, lw, nil, 300*time.Millisecond); bad != "" {
 		t.Errorf("query_timeout 1s, a client reading its answer after a pause of 0.3 s: %s", bad)

@@ -21,7 +21,7 @@ import (
 // A client that sends one statement of more than 16 KiB (a big INSERT, a
 // COPY data chunk) after the timeout and reads on gets a broken stream.
 func TestDiff3ReviewQueryTimeoutBigMessageAfterTimeoutCutMidRow(t *testing.T) {
-	lw := &rv2Log{marker: "timeout=query_timeout", hit: make(chan struct{})}
+	lw := &rvLog{marker: "timeout=query_timeout", hit: make(chan struct{})}
 	addr := rv2Serve(t, lw, func(c *Config) { c.QueryTimeout = 4 * time.Second })
 	big := hsQuery("select '" + strings.Repeat("y", 64<<10) + "'")
 	if bad := rv2TimedOutStream(t, addr, lw, big, 100*time.Millisecond); bad != "" {

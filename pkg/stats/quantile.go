@@ -49,8 +49,9 @@ func position(n int, q float64) (k int, frac float64) {
 // quantile, and so of a bootstrap interval, could differ between platforms.
 // Equal neighbours (two infinities among them) give themselves, and
 // infinite ones, or a difference too large for a float64, the weighted
-// sum R computes, where b-a would be NaN or leave [a, b]; finite inputs
-// keep the formula above, bit for bit.
+// sum R computes, where b-a would be NaN or leave [a, b]; other finite
+// inputs keep the formula above, bit for bit (but a -0 neighbour taken
+// as it is stays -0, where the formula gave +0).
 func lerp(a, b, frac float64) float64 {
 	if a == b || frac == 0 {
 		return a

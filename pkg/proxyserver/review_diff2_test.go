@@ -20,17 +20,9 @@ import (
 // one server, debug log to w, in front of the shared cluster.
 func rv2Serve(t *testing.T, w io.Writer, edit func(*Config)) string {
 	t.Helper()
-	cl := pgtest.Shared(t)
-	c := valid()
-	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
+	c := hsConfig(pgtest.Shared(t), false)
 	c.PoolMode = "session"
 	c.PoolSize = 1
-	c.AcquireTimeout = 10 * time.Second
-	c.IdleTimeout = time.Minute
-	c.MaxLifetime = time.Hour
-	c.HealthCheckAfter = 30 * time.Second
-	c.ShutdownTimeout = 2 * time.Second
-	c.LoginTimeout = 2 * time.Second
 	c.LogLevel = "debug" // timeOut logs "closing a client ... timeout=query_timeout"
 	if edit != nil {
 		edit(&c)

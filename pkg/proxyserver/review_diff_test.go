@@ -83,16 +83,8 @@ func TestDiffReviewTimedOutTransactionStillCommits(t *testing.T) {
 func rvTimedOutCommit(t *testing.T, cl *pgtest.Cluster, direct *pgx.Conn, rows int) (idle, committed bool) {
 	ctx := context.Background()
 	lw := &rvLog{marker: "transaction_timeout", hit: make(chan struct{})}
-	c := valid()
-	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
+	c := hsConfig(cl, false)
 	c.PoolMode = "session"
-	c.PoolSize = 2
-	c.AcquireTimeout = 10 * time.Second
-	c.IdleTimeout = time.Minute
-	c.MaxLifetime = time.Hour
-	c.HealthCheckAfter = 30 * time.Second
-	c.ShutdownTimeout = 2 * time.Second
-	c.LoginTimeout = 2 * time.Second
 	c.TxTimeout = time.Second
 	c.LogLevel = "debug" // timeOut logs "closing a client" with the timeout's name
 	_, addr := serveForTest(t, Options{Config: c, Logs: lw})

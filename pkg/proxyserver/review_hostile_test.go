@@ -22,6 +22,18 @@ import (
 func hsServe(t *testing.T, loop bool, edit func(*Config)) (*Server, string, *pgtest.Cluster) {
 	t.Helper()
 	cl := pgtest.Shared(t)
+	c := hsConfig(cl, loop)
+	if edit != nil {
+		edit(&c)
+	}
+	s, addr := serveForTest(t, Options{Config: c})
+	return s, addr, cl
+}
+
+// hsConfig is hsServe's configuration for a proxy in front of cl:
+// transaction mode, pool 2, short timeouts, the event loop when loop is
+// set.
+func hsConfig(cl *pgtest.Cluster, loop bool) Config {
 	c := valid()
 	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
 	c.PoolMode = "transaction"
@@ -33,11 +45,7 @@ func hsServe(t *testing.T, loop bool, edit func(*Config)) (*Server, string, *pgt
 	c.ShutdownTimeout = 2 * time.Second
 	c.LoginTimeout = 2 * time.Second
 	c.EventLoop = loop
-	if edit != nil {
-		edit(&c)
-	}
-	s, addr := serveForTest(t, Options{Config: c})
-	return s, addr, cl
+	return c
 }
 
 // hsModes runs f once on goroutines and once with the event loop.

@@ -2,10 +2,11 @@ package proxyserver
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
 // serveForTest starts a Server from opts on a free port and returns it with
@@ -49,11 +50,7 @@ func serveAfter(t *testing.T, opts Options, before func(*Server)) (*Server, stri
 func execForTest(t *testing.T, url string, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, url)
 	for _, q := range stmts {
 		if _, err := cn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -64,14 +61,37 @@ func execForTest(t *testing.T, url string, stmts ...string) {
 func countForTest(t *testing.T, url, q string) int {
 	t.Helper()
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, url)
 	var n int
 	if err := cn.QueryRow(ctx, q).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// clusterConfig is a proxy in front of cl (trust) in mode, pool 2, whose
+// timeouts no test waits out.
+func clusterConfig(cl *pgtest.Cluster, mode string) Config {
+	c := valid()
+	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
+	c.PoolMode = mode
+	c.AcquireTimeout = 30 * time.Second
+	c.IdleTimeout = time.Minute
+	c.MaxLifetime = time.Hour
+	c.ShutdownTimeout = 5 * time.Second
+	return c
+}
+
+// consoleServe starts a proxy in front of cl in mode with the admin
+// console (user "admin", trust).
+func consoleServe(t *testing.T, cl *pgtest.Cluster, mode string, edit func(*Config)) (*Server, string, *pgtest.Cluster) {
+	t.Helper()
+	c := clusterConfig(cl, mode)
+	c.AdminUsers = []string{"admin"}
+	c.ConsoleDatabase = "pgbouncer"
+	if edit != nil {
+		edit(&c)
+	}
+	s, addr := serveForTest(t, Options{Config: c})
+	return s, addr, cl
 }

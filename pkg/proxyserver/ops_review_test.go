@@ -135,19 +135,12 @@ func TestOpsReloadBadValueKeepsOld(t *testing.T) {
 // opsReviewServe starts a proxy over a throwaway cluster.
 func opsReviewServe(t *testing.T, edit func(*Config)) (*Server, string, *pgtest.Cluster) {
 	t.Helper()
-	cl := pgtest.Start(t, pgtest.Options{})
-	c := valid()
-	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
-	c.AcquireTimeout = 30 * time.Second
-	c.IdleTimeout = time.Minute
-	c.MaxLifetime = time.Hour
-	c.HealthCheckAfter = 30 * time.Second
-	c.ShutdownTimeout = 5 * time.Second
-	if edit != nil {
-		edit(&c)
-	}
-	s, addr := serveForTest(t, Options{Config: c})
-	return s, addr, cl
+	return rvAdminServe(t, func(c *Config, _ *pgtest.Cluster) {
+		c.Admin = ""
+		if edit != nil {
+			edit(c)
+		}
+	}, nil)
 }
 
 func opsReviewPgErr(err error) *pgconn.PgError {
@@ -212,11 +205,7 @@ func opsReviewDrain(t *testing.T, loop bool) {
 	addr := <-ready
 	ctx := context.Background()
 	url := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
-	a, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(ctx)
+	a := pgxConnect(t, url)
 	if _, err := a.Exec(ctx, "CREATE TABLE IF NOT EXISTS review_drain (n int)"); err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +271,7 @@ func TestOpsCustomResetKeepsStatementBookkeeping(t *testing.T) {
 	}
 	a.Close(ctx)
 	time.Sleep(200 * time.Millisecond) // the check-in
-	b, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
+	b := pgxConnect(t, url)
 	if err := b.QueryRow(ctx, "SELECT $1::int + 1", 41).Scan(&n); err != nil || n != 42 {
 		t.Errorf("b's first prepared statement on the server a left (reset_query RESET ALL): %d %v", n, err)
 	}

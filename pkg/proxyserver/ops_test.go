@@ -23,21 +23,7 @@ import (
 // (user "admin", trust) in transaction mode.
 func opsServe(t *testing.T, edit func(*Config)) (*Server, string, *pgtest.Cluster) {
 	t.Helper()
-	cl := pgtest.Start(t, pgtest.Options{})
-	c := valid()
-	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
-	c.PoolMode = "transaction"
-	c.AcquireTimeout = 30 * time.Second
-	c.IdleTimeout = time.Minute
-	c.MaxLifetime = time.Hour
-	c.ShutdownTimeout = 5 * time.Second
-	c.AdminUsers = []string{"admin"}
-	c.ConsoleDatabase = "pgbouncer"
-	if edit != nil {
-		edit(&c)
-	}
-	s, addr := serveForTest(t, Options{Config: c})
-	return s, addr, cl
+	return consoleServe(t, pgtest.Start(t, pgtest.Options{}), "transaction", edit)
 }
 
 // opsConsole connects to the console as admin.
@@ -88,11 +74,7 @@ func opsShow(t *testing.T, pc *pgconn.PgConn, q string) []map[string]string {
 func TestMaxwaitWhilePaused(t *testing.T) {
 	_, addr, _ := opsServe(t, nil)
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	if _, err := cn.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +113,7 @@ func TestMaxwaitWhilePaused(t *testing.T) {
 func TestAPIWaitingWhilePaused(t *testing.T) {
 	s, addr, _ := opsServe(t, func(c *Config) { c.Admin = "127.0.0.1:0" })
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	if _, err := cn.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -190,11 +168,7 @@ func TestStatsDatabaseWithSlash(t *testing.T) {
 	_, addr, cl := opsServe(t, nil)
 	execForTest(t, cl.URL(), `CREATE DATABASE "ops/app"`)
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, "postgres://postgres@"+addr+"/ops%2Fapp?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, "postgres://postgres@"+addr+"/ops%2Fapp?sslmode=disable")
 	var db string
 	if err := cn.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil || db != "ops/app" {
 		t.Fatalf("connected to %q: %v", db, err)
@@ -286,11 +260,7 @@ func drainWithPause(t *testing.T, pauseDuringDrain bool) (error, time.Duration, 
 	addr := <-ready
 	ctx := context.Background()
 	url := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
-	a, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(ctx)
+	a := pgxConnect(t, url)
 	b, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -416,13 +386,7 @@ func TestListsUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, addr, _ := opsServe(t, func(c *Config) { c.AuthFile = auth })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	con, err := pgconn.Connect(ctx, "postgres://admin:pw@"+addr+"/pgbouncer?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer con.Close(ctx)
+	con := pgconnConnect(t, "postgres://admin:pw@"+addr+"/pgbouncer?sslmode=disable")
 	var users []string
 	for _, r := range opsShow(t, con, "SHOW USERS") {
 		users = append(users, r["name"])

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
@@ -22,14 +21,9 @@ import (
 func rvAdminServe(t *testing.T, edit func(*Config, *pgtest.Cluster), before func(*Server)) (*Server, string, *pgtest.Cluster) {
 	t.Helper()
 	cl := pgtest.Start(t, pgtest.Options{})
-	c := valid()
-	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
+	c := clusterConfig(cl, "session")
 	c.Admin = "127.0.0.1:0"
-	c.AcquireTimeout = 30 * time.Second
-	c.IdleTimeout = time.Minute
-	c.MaxLifetime = time.Hour
 	c.HealthCheckAfter = 30 * time.Second
-	c.ShutdownTimeout = 5 * time.Second
 	if edit != nil {
 		edit(&c, cl)
 	}
@@ -115,11 +109,7 @@ func TestAdminReviewForcedUserPausedWaiting(t *testing.T) {
 		c.Databases = map[string]string{"app": fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", cl.Port)}
 	}, nil)
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, "postgres://whoever@"+addr+"/app?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, "postgres://whoever@"+addr+"/app?sslmode=disable")
 	if _, err := cn.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -167,11 +157,7 @@ func TestAdminReviewForcedUserClientPool(t *testing.T) {
 		c.Databases = map[string]string{"app": fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", cl.Port)}
 	}, nil)
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, "postgres://whoever@"+addr+"/app?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, "postgres://whoever@"+addr+"/app?sslmode=disable")
 	if _, err := cn.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -277,36 +263,13 @@ func TestAdminReviewPortalRowsKeptOnError(t *testing.T) {
 // and the SQLSTATE of an error ("" for none).
 func rvAdminPortal(t *testing.T, addr, q string) (rows int, code string) {
 	t.Helper()
-	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
-	fe := pc.Frontend()
-	fe.Send(&pgproto3.Parse{Query: q})
-	fe.Send(&pgproto3.Bind{})
+	pc := pgconnConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
+	msgs := []pgproto3.FrontendMessage{&pgproto3.Parse{Query: q}, &pgproto3.Bind{}}
 	for range 3 {
-		fe.Send(&pgproto3.Execute{MaxRows: 2})
+		msgs = append(msgs, &pgproto3.Execute{MaxRows: 2})
 	}
-	fe.Send(&pgproto3.Sync{})
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		m, err := fe.Receive()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch m := m.(type) {
-		case *pgproto3.DataRow:
-			rows++
-		case *pgproto3.ErrorResponse:
-			code = m.Code
-		case *pgproto3.ReadyForQuery:
-			return rows, code
-		}
-	}
+	a := extRun(t, pc, msgs...)
+	return a.rows, a.code
 }
 
 // A statement that fails is counted in sqp_query_errors_total and its
@@ -318,11 +281,7 @@ func rvAdminPortal(t *testing.T, addr, q string) (rows int, code string) {
 func TestAdminReviewExtendedErrorsCounted(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
 	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
+	pc := pgconnConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	if _, err := pc.Exec(ctx, "SELECT * FROM zzadmin_missing_simple").ReadAll(); err == nil {
 		t.Fatal("no error")
 	}
@@ -355,11 +314,7 @@ func TestAdminReviewExtendedErrorsCounted(t *testing.T) {
 func TestAdminReviewSessionNamedStatementText(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
 	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
+	pc := pgconnConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	if err := pc.ExecParams(ctx, "SELECT 1 AS zzadmin_unnamed", nil, nil, nil, nil).Read().Err; err != nil {
 		t.Fatal(err)
 	}

@@ -50,11 +50,7 @@ func (w *rvLog) Write(p []byte) (int, error) {
 func TestDiffReviewTimedOutTransactionStillCommits(t *testing.T) {
 	cl := pgtest.Shared(t)
 	ctx := context.Background()
-	direct, err := pgx.Connect(ctx, cl.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close(ctx)
+	direct := pgxConnect(t, cl.URL())
 	defer direct.Exec(ctx, "drop table if exists zz_diff_tx")
 	if _, err := direct.Exec(ctx, "create table if not exists zz_diff_tx (id int)"); err != nil {
 		t.Fatal(err)

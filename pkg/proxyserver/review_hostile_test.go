@@ -34,13 +34,8 @@ func hsServe(t *testing.T, loop bool, edit func(*Config)) (*Server, string, *pgt
 // transaction mode, pool 2, short timeouts, the event loop when loop is
 // set.
 func hsConfig(cl *pgtest.Cluster, loop bool) Config {
-	c := valid()
-	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
-	c.PoolMode = "transaction"
-	c.PoolSize = 2
+	c := clusterConfig(cl, "transaction")
 	c.AcquireTimeout = 10 * time.Second
-	c.IdleTimeout = time.Minute
-	c.MaxLifetime = time.Hour
 	c.HealthCheckAfter = 30 * time.Second
 	c.ShutdownTimeout = 2 * time.Second
 	c.LoginTimeout = 2 * time.Second

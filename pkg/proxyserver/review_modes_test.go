@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/qpkit/qpkit/pkg/pgtest"
 )
 
@@ -14,21 +12,7 @@ import (
 // console (user "admin", trust).
 func rvServe(t *testing.T, mode string, edit func(*Config)) (*Server, string, *pgtest.Cluster) {
 	t.Helper()
-	cl := pgtest.Shared(t)
-	c := valid()
-	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
-	c.PoolMode = mode
-	c.AcquireTimeout = 30 * time.Second
-	c.IdleTimeout = time.Minute
-	c.MaxLifetime = time.Hour
-	c.ShutdownTimeout = 5 * time.Second
-	c.AdminUsers = []string{"admin"}
-	c.ConsoleDatabase = "pgbouncer"
-	if edit != nil {
-		edit(&c)
-	}
-	s, addr := serveForTest(t, Options{Config: c})
-	return s, addr, cl
+	return consoleServe(t, pgtest.Shared(t), mode, edit)
 }
 
 // rvBackends counts the server's backends whose application_name is app.
@@ -48,11 +32,7 @@ func rvBackends(t *testing.T, cl *pgtest.Cluster, app string) int {
 func TestModesReviewPauseDisconnectsServers(t *testing.T) {
 	_, addr, cl := rvServe(t, "transaction", nil)
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable&application_name=zzpause")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable&application_name=zzpause")
 	if _, err := cn.Exec(ctx, "select 1"); err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,7 @@ import (
 func TestTodayReviewPauseMinIdleReopens(t *testing.T) {
 	cl := pgtest.Shared(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, cl.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	admin := pgxConnect(t, cl.URL())
 	admin.Exec(ctx, "drop database if exists zzd2pause with (force)")
 	if _, err := admin.Exec(ctx, "create database zzd2pause"); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/qpkit/qpkit/pkg/pgtest"
@@ -39,11 +38,7 @@ func TestToday3ReviewRerouteSamePoolAtMaxPoolClients(t *testing.T) {
 	next.Databases = map[string]string{"app": url, "other": url}
 	s, addr := serveForTest(t, Options{Config: c, Load: func() (Config, error) { return next, nil }})
 	ctx := context.Background()
-	cn, err := pgx.Connect(ctx, "postgres://whoever@"+addr+"/app?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cn.Close(ctx)
+	cn := pgxConnect(t, "postgres://whoever@"+addr+"/app?sslmode=disable")
 	if _, err := cn.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -65,40 +60,12 @@ func TestToday3ReviewRerouteSamePoolAtMaxPoolClients(t *testing.T) {
 func TestToday3ReviewSuspendedPortalEndedBySimpleCommit(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
 	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
+	pc := pgconnConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	if _, err := pc.Exec(ctx, "BEGIN").ReadAll(); err != nil {
 		t.Fatal(err)
 	}
-	fe := pc.Frontend()
-	fe.Send(&pgproto3.Parse{Query: "SELECT g AS zzt3_commit_portal FROM generate_series(1, 5) g"})
-	fe.Send(&pgproto3.Bind{DestinationPortal: "p1"})
-	fe.Send(&pgproto3.Execute{Portal: "p1", MaxRows: 2})
-	fe.Send(&pgproto3.Sync{})
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	got, suspended := 0, false
-	for {
-		m, err := fe.Receive()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch m := m.(type) {
-		case *pgproto3.DataRow:
-			got++
-		case *pgproto3.PortalSuspended:
-			suspended = true
-		case *pgproto3.ErrorResponse:
-			t.Fatalf("error: %s", m.Message)
-		}
-		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
-			break
-		}
-	}
+	got, suspended := rvT3Ext(t, pc, &pgproto3.Parse{Query: "SELECT g AS zzt3_commit_portal FROM generate_series(1, 5) g"},
+		&pgproto3.Bind{DestinationPortal: "p1"}, &pgproto3.Execute{Portal: "p1", MaxRows: 2})
 	if got != 2 || !suspended {
 		t.Fatalf("setup: %d rows, suspended %v", got, suspended)
 	}
@@ -122,11 +89,7 @@ func TestToday3ReviewSuspendedPortalEndedBySimpleCommit(t *testing.T) {
 func TestToday3ReviewSessionTextStaleAfterDeallocate(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
 	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
+	pc := pgconnConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	if _, err := pc.Prepare(ctx, "s1", "SELECT 1 AS zzt3_old", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +119,7 @@ func TestToday3ReviewSessionTextStaleAfterDeallocate(t *testing.T) {
 func TestToday3ReviewPauseReturnsWhileServerBusy(t *testing.T) {
 	cl := pgtest.Shared(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, cl.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	admin := pgxConnect(t, cl.URL())
 	admin.Exec(ctx, "drop database if exists zzt3pause with (force)")
 	if _, err := admin.Exec(ctx, "create database zzt3pause"); err != nil {
 		t.Fatal(err)
@@ -168,11 +127,7 @@ func TestToday3ReviewPauseReturnsWhileServerBusy(t *testing.T) {
 	admin.Exec(ctx, "create role zzt3user login")
 	t.Cleanup(func() { admin.Exec(context.Background(), "drop database if exists zzt3pause with (force)") })
 	_, addr, _ := rvServe(t, "transaction", nil)
-	busy, err := pgx.Connect(ctx, "postgres://postgres@"+addr+"/zzt3pause?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close(ctx)
+	busy := pgxConnect(t, "postgres://postgres@"+addr+"/zzt3pause?sslmode=disable")
 	tx, err := busy.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -191,11 +146,7 @@ func TestToday3ReviewPauseReturnsWhileServerBusy(t *testing.T) {
 		t.Fatalf("setup: PAUSE answered (%v) while a transaction holds a server", err)
 	case <-time.After(500 * time.Millisecond):
 	}
-	other, err := pgx.Connect(ctx, "postgres://zzt3user@"+addr+"/zzt3pause?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
+	pgxConnect(t, "postgres://zzt3user@"+addr+"/zzt3pause?sslmode=disable")
 	answered := false
 	select {
 	case err := <-done:
@@ -218,30 +169,11 @@ func TestToday3ReviewPauseReturnsWhileServerBusy(t *testing.T) {
 // ErrorResponse; it returns the DataRows and PortalSuspended seen.
 func rvT3Ext(t *testing.T, pc *pgconn.PgConn, msgs ...pgproto3.FrontendMessage) (rows int, suspended bool) {
 	t.Helper()
-	fe := pc.Frontend()
-	for _, m := range msgs {
-		fe.Send(m)
+	a := extRun(t, pc, msgs...)
+	if a.code != "" {
+		t.Fatalf("error %s", a.code)
 	}
-	fe.Send(&pgproto3.Sync{})
-	if err := fe.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		m, err := fe.Receive()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch m := m.(type) {
-		case *pgproto3.DataRow:
-			rows++
-		case *pgproto3.PortalSuspended:
-			suspended = true
-		case *pgproto3.ErrorResponse:
-			t.Fatalf("error: %s", m.Message)
-		case *pgproto3.ReadyForQuery:
-			return rows, suspended
-		}
-	}
+	return a.rows, a.suspended
 }
 
 // JDBC's Statement.setMaxRows (or any Execute with a row limit that the
@@ -253,12 +185,7 @@ func rvT3Ext(t *testing.T, pc *pgconn.PgConn, msgs ...pgproto3.FrontendMessage) 
 // portal is taken for the continuation of the first: 1 call, 4 rows.
 func TestToday3ReviewRebuiltPortalMergedIntoOldRun(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
-	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
+	pc := pgconnConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	rvT3Ext(t, pc, &pgproto3.Parse{Query: "BEGIN"}, &pgproto3.Bind{}, &pgproto3.Execute{})
 	const q = "SELECT g AS zzt3_maxrows FROM generate_series(1, 5) g"
 	for i := range 2 {
@@ -283,12 +210,7 @@ func TestToday3ReviewRebuiltPortalMergedIntoOldRun(t *testing.T) {
 // a row limit is never counted at all. pg_stat_statements: 1 call, 2 rows.
 func TestToday3ReviewSuspendedPortalLostByNextStatement(t *testing.T) {
 	s, addr, _ := rvAdminServe(t, nil, nil)
-	ctx := context.Background()
-	pc, err := pgconn.Connect(ctx, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close(ctx)
+	pc := pgconnConnect(t, "postgres://postgres@"+addr+"/postgres?sslmode=disable")
 	rvT3Ext(t, pc, &pgproto3.Parse{Query: "BEGIN"}, &pgproto3.Bind{}, &pgproto3.Execute{})
 	rows, suspended := rvT3Ext(t, pc, &pgproto3.Parse{Query: "SELECT g AS zzt3_lost FROM generate_series(1, 5) g"},
 		&pgproto3.Bind{}, &pgproto3.Execute{MaxRows: 2})

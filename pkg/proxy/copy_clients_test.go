@@ -19,12 +19,15 @@ import (
 	"github.com/qpkit/qpkit/pkg/proxy"
 )
 
-// traceModes are the proxy setups the review tests run on.
-var traceModes = []struct {
+// traceMode is a proxy setup: pool mode, event loop or not.
+type traceMode struct {
 	name string
 	mode proxy.Mode
 	loop bool
-}{
+}
+
+// traceModes are the proxy setups the review tests run on.
+var traceModes = []traceMode{
 	{"session", proxy.Session, false},
 	{"transaction", proxy.Transaction, false},
 	{"transaction-loop", proxy.Transaction, true},
@@ -169,9 +172,14 @@ func isMsg[T pgproto3.BackendMessage](m pgproto3.BackendMessage) bool {
 // compareTraces runs script against a direct connection and through each
 // proxy setup and reports where the traces differ.
 func compareTraces(t *testing.T, size int, script func(t *testing.T, addr string) []string) {
+	compareTracesIn(t, traceModes, size, script)
+}
+
+// compareTracesIn is compareTraces through the proxy setups modes only.
+func compareTracesIn(t *testing.T, modes []traceMode, size int, script func(t *testing.T, addr string) []string) {
 	c := pgtest.Shared(t)
 	want := script(t, fmt.Sprintf("127.0.0.1:%d", c.Port))
-	for _, m := range traceModes {
+	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			r := startProxy(t, c, cfg{mode: m.mode, size: size, loop: m.loop, timeout: 3 * time.Second})
 			got := script(t, r.addr)

@@ -194,7 +194,6 @@ func TestExtendedCopyFailsMidStream(t *testing.T) {
 // its startup value (step 2). RESET ALL and DISCARD ALL (steps 5, 8)
 // restore every startup key and pass: they are controls.
 func TestResetMixedCaseStartupKey(t *testing.T) {
-	c := pgtest.Shared(t)
 	params := map[string]string{"DateStyle": "SQL, DMY", "TimeZone": "Asia/Tokyo"}
 	script := func(t *testing.T, addr string) []string {
 		a := traceDial(t, addr, params)
@@ -208,21 +207,7 @@ func TestResetMixedCaseStartupKey(t *testing.T) {
 		}
 		return out
 	}
-	want := script(t, fmt.Sprintf("127.0.0.1:%d", c.Port))
-	for _, m := range traceModes[1:] { // session mode documents the server's default
-		t.Run(m.name, func(t *testing.T) {
-			r := startProxy(t, c, cfg{mode: m.mode, size: 1, loop: m.loop, timeout: 3 * time.Second})
-			got := script(t, r.addr)
-			if len(got) != len(want) {
-				t.Fatalf("through the proxy %q, direct %q", got, want)
-			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("step %d: through the proxy %q, direct %q", i, got[i], want[i])
-				}
-			}
-		})
-	}
+	compareTracesIn(t, traceModes[1:], 1, script)
 }
 
 // DEALLOCATE ALL through the extended protocol (relay.go onServer 'C':

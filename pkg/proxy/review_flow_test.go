@@ -21,7 +21,6 @@ import (
 // its TimeZone until it changes it, and PgBouncer sets the client's
 // remembered value on each server it lends the client.
 func TestFlowReviewServerDefaultsDiffer(t *testing.T) {
-	c := pgtest.Shared(t)
 	execDirect(t, "drop database if exists zzf_tz with (force)")
 	execDirect(t, "create database zzf_tz")
 	defer execDirect(t, "drop database if exists zzf_tz with (force)")
@@ -40,19 +39,7 @@ func TestFlowReviewServerDefaultsDiffer(t *testing.T) {
 		b.query(t, "commit")
 		return out
 	}
-	want := script(t, fmt.Sprintf("127.0.0.1:%d", c.Port))
-	for _, m := range traceModes[1:] {
-		t.Run(m.name, func(t *testing.T) {
-			r := startProxy(t, c, cfg{mode: m.mode, size: 2, loop: m.loop, timeout: 3 * time.Second})
-			got := script(t, r.addr)
-			for i := range max(len(got), len(want)) {
-				if i >= len(got) || i >= len(want) || got[i] != want[i] {
-					t.Errorf("step %d: through the proxy %q, direct %q", i, got, want)
-					break
-				}
-			}
-		})
-	}
+	compareTracesIn(t, traceModes[1:], 2, script)
 }
 
 // A client that LISTENs on a channel it also NOTIFYs recognises its own

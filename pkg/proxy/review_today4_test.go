@@ -3,7 +3,6 @@ package proxy_test
 // Review of 2921853 (kept welcome settings, session-mode texts).
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 // RESETs it, on a server of the pool that reports other defaults, ends in
 // that server's default instead of its welcome value.
 func TestToday4ReviewResetAfterOwnSetKeepsWelcome(t *testing.T) {
-	c := pgtest.Shared(t)
 	execDirect(t, "drop database if exists zz4_tz with (force)")
 	execDirect(t, "create database zz4_tz")
 	defer execDirect(t, "drop database if exists zz4_tz with (force)")
@@ -41,19 +39,7 @@ func TestToday4ReviewResetAfterOwnSetKeepsWelcome(t *testing.T) {
 		b.query(t, "commit")
 		return out
 	}
-	want := script(t, fmt.Sprintf("127.0.0.1:%d", c.Port))
-	for _, m := range traceModes[1:] {
-		t.Run(m.name, func(t *testing.T) {
-			r := startProxy(t, c, cfg{mode: m.mode, size: 2, loop: m.loop, timeout: 3 * time.Second})
-			got := script(t, r.addr)
-			for i := range max(len(got), len(want)) {
-				if i >= len(got) || i >= len(want) || got[i] != want[i] {
-					t.Errorf("step %d: through the proxy %q, direct %q", i, got, want)
-					break
-				}
-			}
-		})
-	}
+	compareTracesIn(t, traceModes[1:], 2, script)
 }
 
 // welcomeDiffers compares the client's view with the server's current

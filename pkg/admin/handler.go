@@ -22,14 +22,35 @@ const APIVersion = 1
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/stats/digests", s.digests)
-	mux.HandleFunc("POST /api/stats/digests/reset", s.resetDigests)
-	mux.HandleFunc("GET /api/pools", s.pools)
-	mux.HandleFunc("GET /api/clients", s.clients)
-	mux.HandleFunc("GET /api/databases", s.databases)
-	mux.HandleFunc("POST /api/pause", s.poolAction(s.opts.Pause, "pause"))
-	mux.HandleFunc("POST /api/resume", s.poolAction(s.opts.Resume, "resume"))
-	mux.HandleFunc("POST /api/reload", s.reload)
+	api := []struct {
+		method, path string
+		h            http.HandlerFunc
+	}{
+		{http.MethodGet, "/api/stats/digests", s.digests},
+		{http.MethodPost, "/api/stats/digests/reset", s.resetDigests},
+		{http.MethodGet, "/api/pools", s.pools},
+		{http.MethodGet, "/api/clients", s.clients},
+		{http.MethodGet, "/api/databases", s.databases},
+		{http.MethodPost, "/api/pause", s.poolAction(s.opts.Pause, "pause")},
+		{http.MethodPost, "/api/resume", s.poolAction(s.opts.Resume, "resume")},
+		{http.MethodPost, "/api/reload", s.reload},
+	}
+	for _, a := range api {
+		mux.HandleFunc(a.method+" "+a.path, a.h)
+		// Any other method gets the API's JSON error, not net/http's
+		// text: a client parses every /api answer as JSON.
+		allow := a.method
+		if allow == http.MethodGet {
+			allow += ", " + http.MethodHead
+		}
+		mux.HandleFunc(a.path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			s.fail(w, http.StatusMethodNotAllowed, r.Method+" "+a.path+" is not allowed; use "+a.method)
+		})
+	}
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, http.StatusNotFound, "no such API path: "+r.URL.Path)
+	})
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	if s.opts.Pprof {

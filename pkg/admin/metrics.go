@@ -3,9 +3,11 @@
 package admin
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -131,9 +133,9 @@ func (m *metrics) pool(name string) *poolChildren {
 		return c
 	}
 	c := &poolChildren{
-		query:   m.query.WithLabelValues(name),
-		acquire: m.acquire.WithLabelValues(name),
-		errors:  m.errors.WithLabelValues(name),
+		query:   m.query.WithLabelValues(labelValue(name)),
+		acquire: m.acquire.WithLabelValues(labelValue(name)),
+		errors:  m.errors.WithLabelValues(labelValue(name)),
 	}
 	next := make(map[string]*poolChildren, len(old)+1)
 	for k, v := range old {
@@ -206,17 +208,17 @@ func (s *Server) ForgetPool(pool string) {
 		}
 	}
 	m.routes.Store(&routes)
-	m.query.DeleteLabelValues(pool)
-	m.acquire.DeleteLabelValues(pool)
-	m.errors.DeleteLabelValues(pool)
-	m.routing.DeletePartialMatch(prometheus.Labels{"pool": pool})
+	m.query.DeleteLabelValues(labelValue(pool))
+	m.acquire.DeleteLabelValues(labelValue(pool))
+	m.errors.DeleteLabelValues(labelValue(pool))
+	m.routing.DeletePartialMatch(prometheus.Labels{"pool": labelValue(pool)})
 }
 
 // RoutingDecision counts one backend choice for pool on route.
 func (s *Server) RoutingDecision(pool, route string) {
 	m := s.metrics
 	counter(m, &m.routes, routeKey{pool, route}, func() prometheus.Counter {
-		return m.routing.WithLabelValues(pool, route)
+		return m.routing.WithLabelValues(labelValue(pool), labelValue(route))
 	}).Inc()
 }
 
@@ -317,6 +319,7 @@ func (c *scrapeCollector) Collect(ch chan<- prometheus.Metric) {
 	seen := map[string]bool{}
 	dbs, users := map[string]bool{}, map[string]bool{}
 	for _, p := range c.o.Pools() {
+		p.Name, p.Database, p.User = labelValue(p.Name), labelValue(p.Database), labelValue(p.User)
 		// A database's and a user's counts are shared by their pools:
 		// once each.
 		if p.Database != "" && !dbs[p.Database] {
@@ -354,4 +357,15 @@ func gaugeWithCap(ch chan<- prometheus.Metric, count, capDesc *prometheus.Desc, 
 	if max > 0 {
 		ch <- prometheus.MustNewConstMetric(capDesc, prometheus.GaugeValue, float64(max), label)
 	}
+}
+
+// labelValue is s made valid UTF-8, as Prometheus requires of a label
+// value: a client may name a database or user with any bytes (PostgreSQL
+// takes them), and one invalid value would fail every scrape, or panic
+// the session whose pool it names.
+func labelValue(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

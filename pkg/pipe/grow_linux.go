@@ -11,9 +11,13 @@ import (
 	"syscall"
 )
 
-// fSetPipeSize is F_SETPIPE_SZ, the same on every Linux architecture (the
-// syscall package does not name it).
-const fSetPipeSize = 1031
+// fSetPipeSize and fGetPipeSize are F_SETPIPE_SZ and F_GETPIPE_SZ, the
+// same on every Linux architecture (the syscall package does not name
+// them).
+const (
+	fSetPipeSize = 1031
+	fGetPipeSize = 1032
+)
 
 // Grow asks the kernel for a buffer of at least size bytes when f is a
 // pipe, so a reader is woken once per large write instead of once per 64
@@ -34,6 +38,13 @@ func Grow(f *os.File, size int) error {
 	}
 	var errno syscall.Errno
 	if err := sc.Control(func(fd uintptr) {
+		// F_SETPIPE_SZ sets the size outright: a buffer already as large
+		// (the reader may have grown it) is left as it is, never shrunk,
+		// and a full pipe never meets EBUSY for a smaller size.
+		cur, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, fGetPipeSize, 0)
+		if e == 0 && int(cur) >= size {
+			return
+		}
 		_, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, uintptr(size))
 	}); err != nil {
 		return err

@@ -9,8 +9,6 @@ import (
 	"testing"
 )
 
-const fGetPipeSize = 1032 // F_GETPIPE_SZ
-
 func pipeSize(t *testing.T, f *os.File) int {
 	t.Helper()
 	n, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), fGetPipeSize, 0)

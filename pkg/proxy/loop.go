@@ -417,7 +417,7 @@ func (s *session) onGranted(ch chan *pool.Conn) {
 	srv := <-ch
 	pl, cancelled := s.endWait()
 	if s.p.opts.OnAcquire != nil {
-		s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart))
+		s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart), nil)
 	}
 	if cancelled { // granted as a cancel request came: unused
 		if srv == nil {
@@ -467,7 +467,11 @@ func (s *session) onWaitTimeout(ch chan *pool.Conn) {
 	}
 	pl, _ := s.endWait()
 	s.lp.held = nil
-	s.handBack(backTimeout, &clientError{"53300", "qprouter: " + pl.TimeoutError().Error()})
+	err := pl.TimeoutError()
+	if s.p.opts.OnAcquire != nil { // the longest waits count too
+		s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart), err)
+	}
+	s.handBack(backTimeout, &clientError{"53300", "qprouter: " + err.Error()})
 }
 
 // scanBatch counts the complete buffered client messages up to and
@@ -514,7 +518,7 @@ func (s *session) loopAcquire(pl *pool.Pool) *pool.Conn {
 		return nil
 	}
 	if s.p.opts.OnAcquire != nil {
-		s.p.opts.OnAcquire(pl.Name(), 0)
+		s.p.opts.OnAcquire(pl.Name(), 0, nil)
 	}
 	return srv
 }

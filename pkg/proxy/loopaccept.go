@@ -304,7 +304,7 @@ func (s *session) loopWelcome() bool {
 		return false
 	}
 	if s.p.opts.OnAcquire != nil {
-		s.p.opts.OnAcquire(pl.Name(), 0)
+		s.p.opts.OnAcquire(pl.Name(), 0, nil)
 	}
 	s.pool = pl
 	err = s.sendWelcome(srv, sst) // never waits on the loop

@@ -142,8 +142,9 @@ type Options struct {
 	// pool: keep it fast. A client may see its answer a moment before
 	// the statement is observed.
 	OnQuery func(QueryEvent)
-	// OnAcquire is called after each server acquire with the wait.
-	OnAcquire func(pool string, wait time.Duration)
+	// OnAcquire is called after each server acquire with the wait and,
+	// for one that failed (its timeout, a refused connection), the error.
+	OnAcquire func(pool string, wait time.Duration, err error)
 	// OnCacheOp is called with "hit", "miss" or "evict" for the
 	// per-server prepared-statement LRU (transaction mode), with the
 	// session's lock held: keep it fast.
@@ -297,6 +298,9 @@ func New(opts Options) (*Proxy, error) {
 // relayed on the event loop (Options.Loop) rather than by a session's
 // goroutine.
 func (p *Proxy) LoopTransactions() int64 { return p.loopTxns.Load() }
+
+// Draining reports whether Shutdown has begun: new clients are refused.
+func (p *Proxy) Draining() bool { return p.draining.Load() }
 
 // FenceWaits counts the times a pipelined client message was held until
 // the answers to an earlier Sync group that changed statement names had

@@ -558,7 +558,7 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 		if err = s.p.waitResumed(ctx, pl); err == nil {
 			srv, err = pl.Acquire(ctx)
 			if s.p.opts.OnAcquire != nil {
-				s.p.opts.OnAcquire(pl.Name(), time.Since(t0))
+				s.p.opts.OnAcquire(pl.Name(), time.Since(t0), err)
 			}
 		}
 	}

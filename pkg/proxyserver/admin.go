@@ -41,6 +41,14 @@ func (s *Server) newAdmin() *admin.Server {
 			}
 			return 0
 		},
+		// A proxy that drains refuses new clients: a load balancer's
+		// probe must see that, not "ok".
+		Health: func() error {
+			if p := s.proxy; p != nil && p.Draining() {
+				return errors.New("draining: shutting down, new clients are refused")
+			}
+			return nil
+		},
 		Pprof: s.cfg.Pprof,
 	})
 }
@@ -52,9 +60,11 @@ func (s *Server) observe(o *proxy.Options) {
 	o.OnQuery = func(e proxy.QueryEvent) {
 		adm.ObserveQuery(e.Pool, "primary", e.SQL, e.Duration, e.Rows, e.SQLState)
 	}
-	o.OnAcquire = func(pool string, wait time.Duration) {
+	o.OnAcquire = func(pool string, wait time.Duration, err error) {
 		adm.ObserveAcquire(pool, wait)
-		adm.RoutingDecision(pool, "primary")
+		if err == nil { // a failed acquire picked no backend
+			adm.RoutingDecision(pool, "primary")
+		}
 	}
 	o.OnCacheOp = adm.CacheOp
 	o.OnReplay = adm.SettingsReplay

@@ -346,10 +346,10 @@ func (s *Server) consoleHooks(o *proxy.Options) {
 			onQuery(e)
 		}
 	}
-	o.OnAcquire = func(pool string, wait time.Duration) {
+	o.OnAcquire = func(pool string, wait time.Duration, err error) {
 		st.wait(pool, wait)
 		if onAcquire != nil {
-			onAcquire(pool, wait)
+			onAcquire(pool, wait, err)
 		}
 	}
 	o.OnTransaction = st.transaction

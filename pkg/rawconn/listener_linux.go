@@ -256,8 +256,36 @@ type fileConn struct {
 // Close closes the socket; the poller's "use of closed file" for a read
 // or write under way is then reported as net.ErrClosed (Conn.opError).
 func (c *fileConn) Close() error {
-	c.closed.Store(true)
+	if c.closed.Swap(true) {
+		return c.opError("close", net.ErrClosed)
+	}
 	return c.File.Close()
+}
+
+// SetDeadline, SetReadDeadline and SetWriteDeadline report a closed
+// socket as net.Conn does (net.ErrClosed), not as os.File's "use of
+// closed file", which callers cannot tell apart.
+func (c *fileConn) SetDeadline(t time.Time) error {
+	return c.setErr(c.File.SetDeadline(t))
+}
+
+func (c *fileConn) SetReadDeadline(t time.Time) error {
+	return c.setErr(c.File.SetReadDeadline(t))
+}
+
+func (c *fileConn) SetWriteDeadline(t time.Time) error {
+	return c.setErr(c.File.SetWriteDeadline(t))
+}
+
+func (c *fileConn) setErr(err error) error {
+	if err != nil && c.closed.Load() {
+		return c.opError("set", net.ErrClosed)
+	}
+	return err
+}
+
+func (c *fileConn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.laddr, Addr: c.raddr, Err: err}
 }
 
 func (c *fileConn) LocalAddr() net.Addr  { return c.laddr }

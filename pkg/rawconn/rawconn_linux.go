@@ -81,6 +81,10 @@ func (r *readOp) do(fd uintptr) bool {
 // Read reads what is available, waiting for the socket to be readable.
 func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
+		// As net's: nothing to read, but a closed socket still says so.
+		if err := c.rc.Control(func(uintptr) {}); err != nil {
+			return 0, c.opError("read", err)
+		}
 		return 0, nil
 	}
 	r := c.r

@@ -73,35 +73,107 @@ func displayName(name string) string {
 	return name
 }
 
-// Split splits text at top-level semicolons with PostgreSQL's own
-// scanner, so semicolons in literals, quoted identifiers, comments and
-// dollar quotes do not split; empty statements are dropped. The scanner
-// reads a C string, so NUL bytes are masked for splitting only; the
-// statements keep them and the validator refuses them. Text the scanner
-// cannot split (an unterminated literal) is one statement.
+// Split splits text into statements as psql does, over PostgreSQL's own
+// scanner: a semicolon ends a statement outside parentheses (a stray ')'
+// does not take the depth below zero) and outside the BEGIN ... END body
+// of CREATE FUNCTION or PROCEDURE (BEGIN ATOMIC); semicolons in
+// literals, quoted identifiers, comments and dollar quotes do not count.
+// A leading UTF-8 byte order mark is skipped, as psql skips it. A
+// statement of comments and white space only is dropped; any other,
+// however short ("selec 1"), is kept for the validator to refuse. The
+// scanner reads a C string, so NUL bytes are masked for splitting only;
+// the statements keep them and the validator refuses them. Text the
+// scanner cannot read (an unterminated literal) is one statement.
 func Split(file, text string) []Statement {
+	text = strings.TrimPrefix(text, "\ufeff")
 	masked := strings.ReplaceAll(text, "\x00", " ")
-	parts, err := pg_query.SplitWithScanner(masked, false)
+	res, err := pg_query.Scan(masked)
 	if err != nil {
-		return []Statement{{File: file, Index: 1, SQL: strings.TrimSpace(text)}}
+		if sql := trimSpace(text); sql != "" {
+			return []Statement{{File: file, Index: 1, SQL: sql}}
+		}
+		return nil
 	}
 	var out []Statement
-	from := 0
-	for _, p := range parts {
-		off := strings.Index(masked[from:], p)
-		if off < 0 {
-			// Not expected: the parts are substrings in order.
-			return []Statement{{File: file, Index: 1, SQL: strings.TrimSpace(text)}}
+	var st splitState
+	from, content := 0, false
+	end := func(to int) {
+		if sql := trimSpace(text[from:to]); content && sql != "" {
+			out = append(out, Statement{File: file, Index: len(out) + 1, SQL: sql})
 		}
-		start := from + off
-		from = start + len(p)
-		sql := strings.TrimSpace(text[start:from])
-		if sql == "" {
-			continue
-		}
-		out = append(out, Statement{File: file, Index: len(out) + 1, SQL: sql})
+		st, content = splitState{}, false
 	}
+	for _, tok := range res.Tokens {
+		switch tok.Token {
+		case pg_query.Token_SQL_COMMENT, pg_query.Token_C_COMMENT:
+			continue
+		case pg_query.Token_ASCII_59:
+			if st.parens == 0 && st.begins == 0 {
+				end(int(tok.Start))
+				from = int(tok.End)
+				continue
+			}
+		}
+		content = true
+		st.token(tok, masked[tok.Start:tok.End])
+	}
+	end(len(text))
 	return out
+}
+
+// splitState is what psql's lexer tracks to tell a statement's end:
+// parenthesis depth and, in CREATE [OR REPLACE] FUNCTION|PROCEDURE, the
+// depth of BEGIN ... END (and of CASE ... END inside it).
+type splitState struct {
+	parens, begins int
+	words          []string // the statement's first words, up to 4
+}
+
+func (st *splitState) token(tok *pg_query.ScanToken, text string) {
+	switch tok.Token {
+	case pg_query.Token_ASCII_40:
+		st.parens++
+		return
+	case pg_query.Token_ASCII_41:
+		if st.parens > 0 {
+			st.parens--
+		}
+		return
+	}
+	if tok.KeywordKind == pg_query.KeywordKind_NO_KEYWORD && (tok.Token != pg_query.Token_IDENT || strings.HasPrefix(text, `"`)) {
+		return // only bare words are psql's identifiers
+	}
+	w := strings.ToLower(text)
+	if len(st.words) < 4 {
+		st.words = append(st.words, w)
+	}
+	if st.parens != 0 || !st.routine() {
+		return
+	}
+	switch {
+	case w == "begin":
+		st.begins++
+	case w == "case" && st.begins > 0:
+		st.begins++
+	case w == "end" && st.begins > 0:
+		st.begins--
+	}
+}
+
+// routine reports whether the statement began CREATE [OR REPLACE]
+// FUNCTION or PROCEDURE.
+func (st *splitState) routine() bool {
+	w := st.words
+	kind := func(i int) bool { return len(w) > i && (w[i] == "function" || w[i] == "procedure") }
+	return len(w) > 1 && w[0] == "create" && (kind(1) || len(w) > 3 && w[1] == "or" && w[2] == "replace" && kind(3))
+}
+
+// trimSpace trims what PostgreSQL's scanner takes for white space (space,
+// tab, newline, carriage return, form feed, vertical tab) and nothing
+// else: a no-break space is not white space to PostgreSQL, so trimming it
+// would let check pass what the server refuses.
+func trimSpace(s string) string {
+	return strings.Trim(s, " \t\n\r\f\v")
 }
 
 // SplitJSONL reads one {"sql": "..."} object per non-blank line; other
@@ -114,16 +186,17 @@ func SplitJSONL(file string, data []byte) ([]Statement, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var obj struct {
-			SQL *string `json:"sql"`
-		}
+		// A map, not a struct: encoding/json matches a struct's field
+		// names without regard to case, and "SQL" is not "sql".
+		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(line, &obj); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", displayName(file), n+1, err)
 		}
-		if obj.SQL == nil {
+		var sql string
+		if raw, ok := obj["sql"]; !ok || string(raw) == "null" || json.Unmarshal(raw, &sql) != nil {
 			return nil, fmt.Errorf("%s:%d: object has no \"sql\" string", displayName(file), n+1)
 		}
-		out = append(out, Statement{File: file, Index: len(out) + 1, Line: n + 1, SQL: *obj.SQL})
+		out = append(out, Statement{File: file, Index: len(out) + 1, Line: n + 1, SQL: sql})
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,37 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// Split ends statements where psql does (psql -f sends these statements
+// to PostgreSQL 15 so).
+func TestSplitAsPsql(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"SELECT 1); DELETE FROM t;", []string{"SELECT 1)", "DELETE FROM t"}},
+		{"SELECT (1; DELETE FROM t;", []string{"SELECT (1; DELETE FROM t;"}},
+		{"selec 1; now();", []string{"selec 1", "now()"}},
+		{"\ufeffselect 1;", []string{"select 1"}},
+		{"-- only a comment\n; /* and another */ ;", nil},
+		{"\u00a0SELECT 1;", []string{"\u00a0SELECT 1"}},
+		{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END; SELECT 3",
+			[]string{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END", "SELECT 3"}},
+		{"create or replace procedure p() begin atomic insert into t values (1); end; select 4;",
+			[]string{"create or replace procedure p() begin atomic insert into t values (1); end", "select 4"}},
+		// BEGIN opens a block only in CREATE FUNCTION or PROCEDURE.
+		{"BEGIN; SELECT 1; END;", []string{"BEGIN", "SELECT 1", "END"}},
+		{`CREATE TABLE "begin" (a int); SELECT 1;`, []string{`CREATE TABLE "begin" (a int)`, "SELECT 1"}},
+	} {
+		var got []string
+		for _, st := range Split("-", c.text) {
+			got = append(got, st.SQL)
+		}
+		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
+			t.Errorf("Split(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
 func TestSplitJSONL(t *testing.T) {
 	got, err := SplitJSONL("q.jsonl", []byte(`{"sql": "SELECT 1"}`+"\n\n"+`{"sql": "SELECT 2", "note": "x"}`+"\n"))
 	if err != nil || len(got) != 2 || got[1] != (Statement{File: "q.jsonl", Index: 2, Line: 3, SQL: "SELECT 2"}) {
@@ -42,8 +74,10 @@ func TestSplitJSONL(t *testing.T) {
 	if _, err := SplitJSONL("-", []byte(`{"sql": "SELECT 1"}`+"\n"+`{"sql": `)); err == nil || !strings.HasPrefix(err.Error(), "stdin:2: ") {
 		t.Errorf("bad line: %v", err)
 	}
-	if _, err := SplitJSONL("q.jsonl", []byte(`{"query": 1}`)); err == nil || err.Error() != `q.jsonl:1: object has no "sql" string` {
-		t.Errorf("no sql: %v", err)
+	for _, line := range []string{`{"query": 1}`, `{"sql": null}`, `{"sql": 1}`, `{"SQL": "SELECT 1"}`, `null`} {
+		if _, err := SplitJSONL("q.jsonl", []byte(line)); err == nil || err.Error() != `q.jsonl:1: object has no "sql" string` {
+			t.Errorf("%s: %v", line, err)
+		}
 	}
 }
 

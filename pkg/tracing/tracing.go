@@ -28,7 +28,9 @@ func Enabled(getenv func(string) string) bool {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") || getenv("OTEL_TRACES_EXPORTER") == "none" {
+	// The spec reads enum values without regard to case.
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") ||
+		strings.EqualFold(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")), "none") {
 		return false
 	}
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
@@ -68,12 +70,12 @@ func FromEnv(ctx context.Context, service, version string) (*Provider, error) {
 	if err != nil && !errors.Is(err, resource.ErrSchemaURLConflict) {
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
-	if os.Getenv("OTEL_SERVICE_NAME") != "" {
-		// The environment's service name wins, as the OTel spec says.
-		if envRes, err := resource.New(ctx, resource.WithFromEnv()); err == nil {
-			if merged, err := resource.Merge(res, envRes); err == nil {
-				res = merged
-			}
+	if name := os.Getenv("OTEL_SERVICE_NAME"); name != "" {
+		// The environment's service name wins, as the OTel spec says,
+		// whatever else OTEL_RESOURCE_ATTRIBUTES holds (a malformed pair
+		// there must not lose it).
+		if merged, err := resource.Merge(res, resource.NewSchemaless(attribute.String("service.name", name))); err == nil {
+			res = merged
 		}
 	}
 	return &Provider{sdktrace.NewTracerProvider(

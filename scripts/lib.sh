@@ -52,6 +52,23 @@ ensure_go() {
 	command -v go >/dev/null || die "Go is not on PATH; install Go 1.26 or newer (https://go.dev/dl/)"
 }
 
+# ensure_cc installs Debian's gcc and g++ when they are missing and we are
+# root; otherwise it names them. libpg_query and DuckDB are C and C++:
+# without a compiler Go builds with cgo off, and those packages fail to
+# build ("undefined: pg_query.Parse").
+ensure_cc() {
+	if command -v gcc >/dev/null && command -v g++ >/dev/null; then
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		die "a C and C++ compiler is missing (cgo needs them); install the Debian packages 'gcc' and 'g++' (sudo apt-get install gcc g++) and run again"
+	fi
+	say "installing Debian packages 'gcc' and 'g++' with apt-get"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || die "apt-get update failed"
+	apt-get install -y -qq gcc g++ >/dev/null || die "apt-get install gcc g++ failed"
+}
+
 # go_modules lists the workspace's module directories.
 go_modules() {
 	(cd "$REPO" && go list -m -f '{{.Dir}}')
@@ -61,6 +78,7 @@ go_modules() {
 build_tool() {
 	local name="$1" cgo=1
 	case " $PURE_TOOLS " in *" $name "*) cgo=0 ;; esac
+	[ "$cgo" = 1 ] && ensure_cc
 	# In workspace mode go build stamps no VCS revision unless asked; the
 	# benchmark records carry it, so ask when this is a git checkout.
 	local vcs=()

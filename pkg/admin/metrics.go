@@ -3,7 +3,7 @@
 package admin
 
 import (
-	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -362,10 +362,13 @@ func gaugeWithCap(ch chan<- prometheus.Metric, count, capDesc *prometheus.Desc, 
 // labelValue is s made valid UTF-8, as Prometheus requires of a label
 // value: a client may name a database or user with any bytes (PostgreSQL
 // takes them), and one invalid value would fail every scrape, or panic
-// the session whose pool it names.
+// the session whose pool it names. An invalid s is quoted Go-style
+// ("caf\xe9"), so two names never share a label, as they would with
+// U+FFFD for each bad byte (and forgetting one pool would drop the
+// other's series).
 func labelValue(s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return strconv.Quote(s)
 }

@@ -102,7 +102,6 @@ func TestBouncerRefused(t *testing.T) {
 		{base + "listen_addr = 127.0.0.1,::1\n", "listen", "listen_addr = 127.0.0.1,::1: qprouter listens on one address"},
 		{base + "listen_port = many\n", "listen", "listen_port = many: want a port number"},
 		{base + "default_pool_size = 0\n", "pool_size", "default_pool_size = 0: want a whole number from 1"},
-		{base + "default_pool_size = 5\nmin_pool_size = 6\n", "min_idle", "min_pool_size = 6 is above default_pool_size = 5"},
 		{base + "server_idle_timeout = soon\n", "idle_timeout", "server_idle_timeout = soon: want seconds"},
 		{base + "client_tls_sslmode = require\n", "tls_cert", "client_tls_sslmode = require needs client_tls_cert_file and client_tls_key_file"},
 		{base + "client_tls_sslmode = verify-full\nclient_tls_cert_file = c\nclient_tls_key_file = k\n", "tls_ca_file", "client_tls_sslmode = verify-full needs client_tls_ca_file"},
@@ -309,16 +308,24 @@ func TestBouncerPools(t *testing.T) {
 			t.Errorf("top-level %s = %q, want %q", k, s.Values[k], v)
 		}
 	}
+	// An entry's "not set" values leave the [pgbouncer] value in force.
+	if s := load(t, base+"[databases]\napp = host=127.0.0.1 server_lifetime=0 query_wait_timeout=-1 pool_size=-1 min_pool_size=-1 max_db_connections=0 max_db_client_connections=-3\n[users]\nbob = max_user_connections=0 max_user_client_connections=0\n"); len(s.Pools) != 0 || len(s.PoolErrors) != 0 {
+		t.Errorf("entries of unset values: pools %v, errors %v; want none", s.Pools, s.PoolErrors)
+	}
+	// min_pool_size is capped at default_pool_size, as PgBouncer caps it.
+	if s := load(t, base+"default_pool_size = 5\nmin_pool_size = 6\n"); s.Values["min_idle"] != "5" || s.Errors["min_idle"] != nil {
+		t.Errorf("min_pool_size = 6 over default_pool_size = 5: min_idle %q, error %v; want 5", s.Values["min_idle"], s.Errors["min_idle"])
+	}
 	if s := load(t, base+"reserve_pool_timeout = 0\n"); s.Values["reserve_pool_timeout"] != forever.String() {
 		t.Errorf("reserve_pool_timeout = 0 (the reserve off) became %q", s.Values["reserve_pool_timeout"])
 	}
 	for text, msg := range map[string]string{
 		"[databases]\napp = host=127.0.0.1 pool_mode=batch\n":    "[databases] app: pool_mode=batch: want session, transaction or statement",
-		"[databases]\napp = host=127.0.0.1 pool_size=0\n":        "[databases] app: pool_size=0: want a whole number",
+		"[databases]\napp = host=127.0.0.1 pool_size=0\n":        "[databases] app: pool_size=0: want at least 1",
 		"[databases]\napp = host=127.0.0.1 min_pool_size=x\n":    "[databases] app: min_pool_size=x: want a whole number",
 		"[databases]\napp = host=127.0.0.1 server_lifetime=-1\n": "[databases] app: server_lifetime=-1: want seconds",
 		base + "[users]\nbob = pool_mode=batch\n":                "[users] bob: pool_mode=batch",
-		base + "[users]\nbob = max_user_connections=-1\n":        "[users] bob: max_user_connections=-1: want a whole number",
+		base + "[users]\nbob = max_user_connections=x\n":         "[users] bob: max_user_connections=x: want a whole number",
 		"[databases]\napp = host=127.0.0.1 reserve_pool=x\n":     "[databases] app: reserve_pool=x: want a whole number",
 	} {
 		s := load(t, text)

@@ -78,19 +78,36 @@ func (m *mapper) poolValue(at, table, bkey, key, value string) {
 			return
 		}
 	case "max_lifetime", "acquire_timeout":
+		if key == "acquire_timeout" && strings.TrimSpace(value) == "-1" {
+			return // PgBouncer's "not set": the [pgbouncer] value applies
+		}
 		d, err := seconds(value)
 		if err != nil {
 			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: %v", m.path, at, bkey, value, err))
 			return
 		}
-		if d == 0 { // PgBouncer's zeros, as for the [pgbouncer] keys
-			d = map[string]time.Duration{"max_lifetime": everyTime, "acquire_timeout": forever}[key]
+		if d == 0 {
+			if key == "max_lifetime" {
+				return // an entry's server_lifetime=0 is "not set" (server.c pool_server_lifetime)
+			}
+			d = forever // query_wait_timeout=0 turns the wait's limit off
 		}
 		value = d.String()
 	default:
 		n, err := strtol(value)
-		if err != nil || n < 0 || (key == "pool_size" && n < 1) {
+		if err != nil {
 			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: want a whole number", m.path, at, bkey, value))
+			return
+		}
+		switch {
+		case strings.HasPrefix(key, "max_") && n <= 0:
+			// An entry's cap of 0 or less is "not set": the [pgbouncer]
+			// cap applies (server.c database_max_connections and the like).
+			return
+		case n < 0:
+			return // pool_size, min_pool_size, reserve_pool_size: -1 is "not set"
+		case key == "pool_size" && n < 1:
+			m.s.PoolErrors = append(m.s.PoolErrors, fmt.Errorf("pgbouncer.ini %s: %s: %s=%s: want at least 1", m.path, at, bkey, value))
 			return
 		}
 		value = strconv.FormatInt(n, 10)
@@ -190,7 +207,9 @@ func (m *mapper) pgbouncer(kv map[string]string) serverSide {
 	}
 	if p, err := strconv.Atoi(m.s.Values["pool_size"]); err == nil {
 		if n, err := strconv.Atoi(m.s.Values["min_idle"]); err == nil && n > p {
-			m.refuse("min_idle", "min_pool_size = %d is above default_pool_size = %d", n, p)
+			// PgBouncer: "effectively capped at the pool size".
+			m.note(slog.LevelInfo, "pgbouncer.ini: min_pool_size = %d is above default_pool_size = %d: capped at %d, as PgBouncer caps it", n, p, p)
+			m.s.Values["min_idle"] = strconv.Itoa(p)
 		}
 	}
 

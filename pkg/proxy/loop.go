@@ -416,10 +416,13 @@ func (s *session) onGranted(ch chan *pool.Conn) {
 	}
 	srv := <-ch
 	pl, cancelled := s.endWait()
-	if s.p.opts.OnAcquire != nil {
-		s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart), nil)
-	}
+	// The wait is reported once: here when the loop keeps the server or
+	// the cancel ends it, else by the goroutine's acquire, which carries
+	// on with it (from inTransit's start) and knows how it ended.
 	if cancelled { // granted as a cancel request came: unused
+		if s.p.opts.OnAcquire != nil {
+			s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart), errWaitCancelled)
+		}
 		if srv == nil {
 			pl.ReturnSlot()
 		} else {
@@ -442,6 +445,9 @@ func (s *session) onGranted(ch chan *pool.Conn) {
 		s.inTransit(s.lp.waitStart)
 		s.handBack(backServer, nil)
 		return
+	}
+	if s.p.opts.OnAcquire != nil {
+		s.p.opts.OnAcquire(pl.Name(), time.Since(s.lp.waitStart), nil)
 	}
 	s.attach(srv)
 	m := s.lp.held

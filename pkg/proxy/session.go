@@ -532,8 +532,11 @@ func sqlstateOf(err error) string {
 // acquire gets a server connection, honouring Pause, and reports the
 // wait. A cancel request meanwhile ends it with errWaitCancelled.
 func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
-	t0 := time.Now()
 	s.mu.Lock()
+	since := time.Now() // the wait reported: from the loop's, for a statement in transit
+	if s.waiting && !s.waitSince.IsZero() {
+		since = s.waitSince
+	}
 	if s.waitCancelled { // came while the statement passed from the loop (inTransit)
 		s.waiting, s.waitCancelled = false, false
 		s.mu.Unlock()
@@ -542,7 +545,7 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	s.waiting, s.waitSince, s.waitStop = true, t0, stop
+	s.waiting, s.waitSince, s.waitStop = true, since, stop
 	s.mu.Unlock()
 	var srv *pool.Conn
 	var err error
@@ -553,12 +556,15 @@ func (s *session) acquire(pl *pool.Pool) (*pool.Conn, error) {
 		octx, cancel := context.WithTimeout(ctx, pl.Config().AcquireTimeout)
 		srv, err = pl.OpenSlot(octx)
 		cancel()
+		if s.p.opts.OnAcquire != nil {
+			s.p.opts.OnAcquire(pl.Name(), time.Since(since), err)
+		}
 	} else {
 		s.returnSlot()
 		if err = s.p.waitResumed(ctx, pl); err == nil {
 			srv, err = pl.Acquire(ctx)
 			if s.p.opts.OnAcquire != nil {
-				s.p.opts.OnAcquire(pl.Name(), time.Since(t0), err)
+				s.p.opts.OnAcquire(pl.Name(), time.Since(since), err)
 			}
 		}
 	}

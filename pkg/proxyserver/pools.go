@@ -98,10 +98,18 @@ func (c *Config) poolFor(database, user string) poolValues {
 	if len(c.Pools) == 0 {
 		return v
 	}
+	ownMin := false
 	for _, key := range []string{database, "*/" + user, database + "/" + user} {
 		if o, ok := c.Pools[key]; ok {
 			v.over(o)
+			ownMin = ownMin || o.MinIdle != nil
 		}
+	}
+	if !ownMin && v.minIdle > v.size {
+		// The top-level min_idle is capped at a smaller pool's own size,
+		// as PgBouncer caps min_pool_size; a pool's own min_idle above
+		// its size is still refused (check).
+		v.minIdle = v.size
 	}
 	return v
 }

@@ -3,6 +3,7 @@
 package proxyserver
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,10 +19,14 @@ import (
 // ReadPools reads the [pools] tables of a TOML config file (the top-level
 // keys are kong's; see TOMLResolver).
 func ReadPools(r io.Reader) (map[string]PoolSettings, error) {
+	text, err := fractionalSeconds(r)
+	if err != nil {
+		return nil, err
+	}
 	var f struct {
 		Pools map[string]PoolSettings `toml:"pools"`
 	}
-	md, err := toml.NewDecoder(r).Decode(&f)
+	md, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&f)
 	if err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
 	}
@@ -40,6 +45,43 @@ func ReadPools(r io.Reader) (map[string]PoolSettings, error) {
 		}
 	}
 	return f.Pools, nil
+}
+
+// fractionalSeconds returns the [pools] tables of the TOML file r with
+// each duration written as a bare fraction (acquire_timeout = 1.5, which
+// the TOML decoder refuses for a time.Duration) turned into a duration
+// string ("1.5s"), as the top-level keys read it; the rest is as written.
+func fractionalSeconds(r io.Reader) ([]byte, error) {
+	var raw struct {
+		Pools map[string]map[string]any `toml:"pools"`
+	}
+	if _, err := toml.NewDecoder(r).Decode(&raw); err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	durations := map[string]bool{}
+	t := reflect.TypeFor[PoolSettings]()
+	for i := range t.NumField() {
+		if t.Field(i).Type == reflect.TypeFor[*time.Duration]() {
+			durations[t.Field(i).Tag.Get("toml")] = true
+		}
+	}
+	for pool, kv := range raw.Pools {
+		for k, v := range kv {
+			f, ok := v.(float64)
+			if !ok || !durations[k] {
+				continue
+			}
+			if !(f >= 0 && f <= float64(math.MaxInt64/time.Second)) {
+				return nil, fmt.Errorf("config file: pools.%q: %s = %g: want seconds from 0 to %d, or a duration such as \"5s\"", pool, k, f, int64(math.MaxInt64/time.Second))
+			}
+			kv[k] = time.Duration(f * float64(time.Second)).String()
+		}
+	}
+	var out bytes.Buffer
+	if err := toml.NewEncoder(&out).Encode(map[string]any{"pools": raw.Pools}); err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	return out.Bytes(), nil
 }
 
 // bareSeconds reads a duration written as a bare whole number as seconds,

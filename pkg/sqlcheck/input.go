@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/pganalyze/pg_query_go/v6/parser"
 )
 
 // Statement is one input statement and where it came from.
@@ -82,18 +84,41 @@ func displayName(name string) string {
 // statement of comments and white space only is dropped; any other,
 // however short ("selec 1"), is kept for the validator to refuse. The
 // scanner reads a C string, so NUL bytes are masked for splitting only;
-// the statements keep them and the validator refuses them. Text the
-// scanner cannot read (an unterminated literal) is one statement.
+// the statements keep them and the validator refuses them. A token the
+// server's scanner refuses but psql's reads ("123abc", a zero-length
+// quoted identifier) is masked for splitting too, and from an
+// unterminated literal or comment to the end is one statement, as psql
+// sends it.
 func Split(file, text string) []Statement {
 	text = strings.TrimPrefix(text, "\ufeff")
 	masked := strings.ReplaceAll(text, "\x00", " ")
-	res, err := pg_query.Scan(masked)
-	if err != nil {
-		if sql := trimSpace(text); sql != "" {
-			return []Statement{{File: file, Index: 1, SQL: sql}}
+	cut := len(masked) // from the statement holding cut on: one statement
+	var res *pg_query.ScanResult
+	for tries := 0; res == nil; tries++ {
+		r, err := pg_query.Scan(masked[:cut])
+		if err == nil {
+			res = r
+			break
 		}
-		return nil
+		var pe *parser.Error
+		at := scanErrorAt(err, masked[:cut])
+		if at < 0 || tries == 1000 || !errors.As(err, &pe) {
+			if sql := trimSpace(text); sql != "" {
+				return []Statement{{File: file, Index: 1, SQL: sql}}
+			}
+			return nil
+		}
+		if strings.HasPrefix(pe.Message, "unterminated") {
+			cut = at
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(masked[at:])
+		if strings.HasPrefix(pe.Message, "zero-length delimited identifier") {
+			size = min(2, len(masked)-at) // the whole ""
+		}
+		masked = masked[:at] + strings.Repeat(" ", size) + masked[at+size:]
 	}
+	broken := cut < len(masked)
 	var out []Statement
 	var st splitState
 	from, content := 0, false
@@ -117,8 +142,26 @@ func Split(file, text string) []Statement {
 		content = true
 		st.token(tok, masked[tok.Start:tok.End])
 	}
+	content = content || broken
 	end(len(text))
 	return out
+}
+
+// scanErrorAt is the byte offset in text of the scanner's error, or -1
+// when the error has none: the scanner reports characters, from 1.
+func scanErrorAt(err error, text string) int {
+	var pe *parser.Error
+	if !errors.As(err, &pe) || pe.Cursorpos < 1 {
+		return -1
+	}
+	n := 0
+	for i := range text {
+		if n == pe.Cursorpos-1 {
+			return i
+		}
+		n++
+	}
+	return -1
 }
 
 // splitState is what psql's lexer tracks to tell a statement's end:

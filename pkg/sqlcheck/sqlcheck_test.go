@@ -55,6 +55,11 @@ func TestSplitAsPsql(t *testing.T) {
 		// BEGIN opens a block only in CREATE FUNCTION or PROCEDURE.
 		{"BEGIN; SELECT 1; END;", []string{"BEGIN", "SELECT 1", "END"}},
 		{`CREATE TABLE "begin" (a int); SELECT 1;`, []string{`CREATE TABLE "begin" (a int)`, "SELECT 1"}},
+		// Tokens psql reads and the server's scanner refuses do not merge
+		// the rest; an unterminated literal runs to the end.
+		{"select 1;\nselect 123abc;\nselect 2;", []string{"select 1", "select 123abc", "select 2"}},
+		{"select 'é'; select \"\"; select 3", []string{"select 'é'", `select ""`, "select 3"}},
+		{"select 1;\nselect 'oops; select 2;", []string{"select 1", "select 'oops; select 2;"}},
 	} {
 		var got []string
 		for _, st := range Split("-", c.text) {

@@ -120,12 +120,26 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 		return cfg, nil, exited, code, err
 	}
 	ownServer := c.Settings.ServerURL // from flags, environment or --config, not the ini
+	var pools map[string]proxyserver.PoolSettings
+	var databases map[string]string
+	if c.Config != "" {
+		if pools, databases, err = readTables(string(c.Config)); err != nil {
+			return cfg, nil, false, 0, err
+		}
+	}
+	_, ownStar := databases["*"] // the --config file's default server
 	if c.PgbouncerINI != "" {
 		// Parse again with the file's settings beneath what the first
 		// parse read from flags, environment and --config.
 		b, err := bouncerini.Load(c.PgbouncerINI)
 		if err != nil {
 			return cfg, nil, false, 0, err
+		}
+		if ownStar {
+			// databases."*" stands for server_url: the ini's refusal
+			// of its own (no [databases], a * qprouter cannot use)
+			// does not matter.
+			delete(b.Errors, "server_url")
 		}
 		layer := cmdline.Beneath(kctx, b.Values, b.Errors)
 		c = &cli{}
@@ -145,13 +159,16 @@ func parse(args []string, stdout, stderr io.Writer) (cfg proxyserver.Config, not
 		notes = b.Notes
 	}
 	cfg = proxyserver.Config(c.Settings)
-	if c.Config != "" {
-		if cfg.Pools, cfg.Databases, err = readTables(string(c.Config)); err != nil {
-			return cfg, nil, false, 0, err
+	// "alice, bob" in the file or the environment: kong splits at the
+	// comma only (pgbouncer.ini's lists drop the spaces too).
+	for _, users := range []*[]string{&cfg.AdminUsers, &cfg.StatsUsers} {
+		for i, u := range *users {
+			(*users)[i] = strings.TrimSpace(u)
 		}
-		if _, star := cfg.Databases["*"]; star && ownServer == "" {
-			cfg.ServerURL = "" // the file's default server over the ini's *
-		}
+	}
+	cfg.Pools, cfg.Databases = pools, databases
+	if ownStar && ownServer == "" {
+		cfg.ServerURL = "" // the file's default server over the ini's *
 	}
 	// The config file's tables over pgbouncer.ini's, field by field.
 	cfg.Pools = proxyserver.MergePools(cfg.Pools, iniPools)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/qpkit/qpkit/pkg/pgexec"
 	"github.com/qpkit/qpkit/pkg/tracing"
 )
 
@@ -103,7 +104,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return &SetupError{err}
 	}
-	defer pool.Close()
+	defer pgexec.ClosePool(pool) // ends the waits of connections held by canceled statements
 	version, err := checkRole(ctx, pool, o.StrictRole, cfg.Logger)
 	if err != nil {
 		return err

@@ -99,11 +99,18 @@ func fromPgError(pe *pgconn.PgError, stage Stage) *QueryError {
 type PoolBusyError struct {
 	Wait time.Duration
 	Size int // the pool's connections, all of them in use
+	// Lingering of them wait for a canceled statement that the server
+	// has not stopped yet (linger.go).
+	Lingering int
 }
 
 func (e *PoolBusyError) Error() string {
-	return "pgexec: no database connection free within " + e.Wait.String() +
-		" (all " + strconv.Itoa(e.Size) + " in use by other calls); try again later"
+	msg := "pgexec: no database connection free within " + e.Wait.String() +
+		" (all " + strconv.Itoa(e.Size) + " in use by other calls"
+	if e.Lingering > 0 {
+		msg += ", " + strconv.Itoa(e.Lingering) + " of them still held by canceled statements the server has not stopped"
+	}
+	return msg + "); try again later"
 }
 
 // canceledError reports that the caller's context ended the call; cause is

@@ -90,6 +90,13 @@ const (
 // the cancel request before the connection's read deadline ends it.
 const cancelGrace = time.Second
 
+// watchdogSlack is how long past its statement_timeout a call waits for
+// the server's own timeout before canceling the statement itself.
+const watchdogSlack = time.Second
+
+// errWatchdog is the cause of a call's context that the watchdog ended.
+var errWatchdog = errors.New("pgexec: statement ran past its statement_timeout")
+
 func (o Options) withDefaults() (Options, error) {
 	if o.MaxRows == 0 {
 		o.MaxRows = DefaultMaxRows
@@ -136,6 +143,7 @@ type Executor struct {
 	formats   *[numFormats]*Executor
 	states    *sync.Pool
 	destroyed *atomic.Int64
+	lingering *lingerSet // the pool's connections waiting for a canceled statement's end
 }
 
 // Result is one call's outcome.
@@ -187,7 +195,8 @@ func newExecutor(pool *pgxpool.Pool, v Validator, opts Options, begin, setTimeou
 		return nil, fmt.Errorf("pgexec: encode envelope: %w", err)
 	}
 	e := &Executor{pool: pool, validator: v, opts: opts, env: env,
-		formats: new([numFormats]*Executor), states: new(sync.Pool), destroyed: new(atomic.Int64)}
+		formats: new([numFormats]*Executor), states: new(sync.Pool), destroyed: new(atomic.Int64),
+		lingering: lingerFor(pool)}
 	e.baseMaxBody = pool.Config().ConnConfig.MaxProtocolMessageBodyLen
 	if e.baseMaxBody == 0 {
 		e.baseMaxBody = 0x3fffffff - 1 // pgproto3's default: the server's own message limit
@@ -327,7 +336,12 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	x := &st.x
 	x.reset(dst, skip, e.opts.MaxRows, e.opts.MaxBytes, e.opts.MaxValueBytes)
 	x.ser.format = e.opts.Format
-	ioErr, canceled, txn := e.exchange(ctx, conn, sql, st.pvals, x)
+	// The watchdog: a statement the server does not stop at its
+	// statement_timeout (a function that never looks for a cancel) is
+	// canceled from here a moment later, and its connection lingers.
+	wctx, wcancel := context.WithTimeoutCause(ctx, e.opts.StatementTimeout+watchdogSlack, errWatchdog)
+	defer wcancel()
+	ioErr, canceled, txn := e.exchange(wctx, conn, sql, st.pvals, x)
 	tDone := time.Now()
 	res.Timing.Txn = txn
 	res.Timing.DB = tDone.Sub(tConn) - txn
@@ -335,7 +349,15 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	if ioErr == nil && !canceled && lateStopCancel(x) && rollbackAgain(conn.Conn().PgConn()) {
 		x.rbErr = nil
 	}
-	e.release(conn, ioErr == nil && !canceled && !x.outsideTx && x.rbErr == nil && cleanTag(x))
+	if lingers(ioErr, canceled) {
+		rfq := 1 // the envelope's second ReadyForQuery
+		if x.stage < stRollback {
+			rfq = 2
+		}
+		e.linger(conn, rfq)
+	} else {
+		e.release(conn, ioErr == nil && !canceled && !x.outsideTx && x.rbErr == nil && cleanTag(x))
+	}
 
 	var big *pgproto3.ExceededMaxBodyLenErr
 	if !canceled && x.inStream && x.written > 0 && errors.As(ioErr, &big) {
@@ -344,7 +366,7 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 		// bytes (the connection, its message unread, is closed).
 		ioErr, x.by = nil, "bytes"
 	}
-	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
+	if err := e.callError(wctx, ioErr, canceled, x); err != nil {
 		return res, err
 	}
 	res.Columns = st.columns(x)
@@ -387,7 +409,7 @@ func (e *Executor) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 		if err != nil {
 			if ctx.Err() == nil && actx.Err() != nil {
 				if st := e.pool.Stat(); st.AcquiredConns() >= st.MaxConns() {
-					return nil, &PoolBusyError{Wait: e.opts.AcquireTimeout, Size: int(st.MaxConns())}
+					return nil, &PoolBusyError{Wait: e.opts.AcquireTimeout, Size: int(st.MaxConns()), Lingering: int(e.lingering.n.Load())}
 				}
 			}
 			return nil, err
@@ -482,6 +504,11 @@ func (e *Executor) release(conn *pgxpool.Conn, clean bool) {
 
 // callError turns what the exchange saw into the call's error.
 func (e *Executor) callError(ctx context.Context, ioErr error, canceled bool, x *exchange) error {
+	if canceled && (ioErr != nil || x.err != nil) && context.Cause(ctx) == errWatchdog {
+		return &QueryError{SQLState: codeQueryCanceled, TimedOut: true, Stage: StageQuery, err: ioErr,
+			Message: "statement timed out after " + e.opts.StatementTimeout.String() +
+				" (the server did not stop it in time; its connection stays taken until it does)"}
+	}
 	if canceled && (ioErr != nil || x.err != nil) {
 		cause := ctx.Err()
 		if cause == nil {

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -121,6 +122,35 @@ func TestShutdownDeadlineCutsRunningStatement(t *testing.T) {
 				}
 			case <-time.After(5 * time.Second):
 				t.Fatalf("Shutdown still waiting %v after its 500ms deadline, on the running statement", time.Since(start))
+			}
+		})
+	}
+}
+
+// A statement still running at the drain deadline is cancelled on its
+// server before the client is cut: else the backend runs it to its end
+// and, in autocommit, commits it after qprouter has gone.
+func TestShutdownDeadlineCancelsRunningStatement(t *testing.T) {
+	c := pgtest.Shared(t)
+	for i, m := range traceModes {
+		t.Run(m.name, func(t *testing.T) {
+			table := fmt.Sprintf("drain_cancel_%d", i)
+			execDirect(t, "drop table if exists "+table+"; create table "+table+" (a int)")
+			r := startProxy(t, c, cfg{mode: m.mode, size: 2, loop: m.loop})
+			busy := connect(t, r.url("postgres"))
+			go busy.Exec(context.Background(), "insert into "+table+" select 1 from pg_sleep(2)")
+			time.Sleep(300 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			if err := r.Shutdown(ctx); err == nil {
+				t.Fatal("Shutdown reported a clean drain with a statement still running")
+			}
+			time.Sleep(2500 * time.Millisecond) // past the sleep's end
+			var n int
+			if err := connect(t, c.URL()).QueryRow(context.Background(), "select count(*) from "+table).Scan(&n); err != nil {
+				t.Fatal(err)
+			} else if n != 0 {
+				t.Errorf("the statement running at the drain deadline went on and committed (%d rows)", n)
 			}
 		})
 	}

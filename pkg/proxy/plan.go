@@ -265,7 +265,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 			if !copying && len(s.queue) > 0 {
 				// The client ended its data before the server's
 				// CopyInResponse came (pgx does not wait for it).
-				s.copyEndAhead, s.copyEndSeq = true, s.queue[len(s.queue)-1].seq
+				s.copyEndsAhead = append(s.copyEndsAhead, s.queue[len(s.queue)-1].seq)
 			}
 		}
 		if len(s.queue) == 0 {

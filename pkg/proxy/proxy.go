@@ -1006,6 +1006,24 @@ func (p *Proxy) Servers() []ServerStat {
 	return out
 }
 
+// cancelRunning sends a cancel request for every statement still running
+// (Shutdown's deadline), all at once, each within CancelTimeout: a server
+// whose client is then cut would otherwise run the statement to its end,
+// and commit it in autocommit, with nobody left to tell.
+func (p *Proxy) cancelRunning() {
+	p.mu.Lock()
+	left := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		left = append(left, s)
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range left {
+		wg.Go(s.cancel)
+	}
+	wg.Wait()
+}
+
 // Shutdown stops accepting, closes idle clients at once and the others
 // when their transaction ends; when ctx ends first the rest are closed.
 // Pools are closed last.
@@ -1038,6 +1056,7 @@ loop:
 		case <-t.C:
 		case <-ctx.Done():
 			err = ctx.Err()
+			p.cancelRunning()
 			p.mu.Lock()
 			for s := range p.sessions {
 				s.abort()

@@ -478,7 +478,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 		}
 		s.txStatus = body[0]
 		if len(s.queue) == 0 {
-			s.copyEndAhead = false // no COPY under way
+			s.copyEndsAhead = s.copyEndsAhead[:0] // no COPY under way
 		}
 		if body[0] == 'I' && len(s.runs) > 0 {
 			// Portals suspended and never finished end with the
@@ -503,9 +503,17 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			s.srv = nil
 		}
 	case 'G', 'W':
-		ahead := s.copyEndAhead
+		// A CopyDone sent ahead belongs to this COPY when it came after
+		// the COPY's entry; one that came before was for a COPY that
+		// failed before its CopyInResponse.
+		for len(s.copyEndsAhead) > 0 && head != nil && s.copyEndsAhead[0] < head.seq {
+			s.copyEndsAhead = s.copyEndsAhead[1:]
+		}
+		ahead := len(s.copyEndsAhead) > 0
+		var copyEndSeq uint64
 		if ahead {
-			s.copyEndAhead = false // the client's CopyDone is on its way already
+			// the client's CopyDone is on its way already
+			copyEndSeq, s.copyEndsAhead = s.copyEndsAhead[0], s.copyEndsAhead[1:]
 		} else {
 			s.clientCopying = true
 		}
@@ -516,7 +524,7 @@ func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, rele
 			// CopyDone is answered.
 			q := s.queue[:1]
 			for _, e := range s.queue[1:] {
-				if e.kind != kSync || (ahead && e.seq > s.copyEndSeq) {
+				if e.kind != kSync || (ahead && e.seq > copyEndSeq) {
 					q = append(q, e)
 				}
 			}

@@ -160,10 +160,11 @@ type session struct {
 	// CopyDone or CopyFail: the server is kept even when the COPY failed
 	// and ReadyForQuery came, so late CopyData cannot reach another client's server.
 	clientCopying bool
-	// copyEndAhead: the client sent CopyDone or CopyFail before the
-	// server's CopyInResponse came, after the entry numbered copyEndSeq.
-	copyEndAhead bool
-	copyEndSeq   uint64
+	// copyEndsAhead: each CopyDone or CopyFail the client sent before
+	// the server's CopyInResponse came, as the number of the last entry
+	// queued then, oldest first: a pipeline (pgx) may hold several COPYs
+	// with their data.
+	copyEndsAhead []uint64
 
 	lp loopState
 

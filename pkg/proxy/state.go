@@ -202,7 +202,7 @@ func splitVarOps(sql string, backslash bool) []varOp {
 				ops = append(ops, op)
 			}
 		}
-		for _, m := range setConfigPattern.FindAllStringSubmatch(st, -1) {
+		for _, m := range setConfigPattern.FindAllStringSubmatch(setConfigCode(st, backslash, f[0] == "do"), -1) {
 			if strings.EqualFold(m[3], "false") {
 				ops = append(ops, varOp{key: strings.ToLower(strings.ReplaceAll(m[1], "''", "'")),
 					stmt: "SELECT pg_catalog.set_config('" + m[1] + "', '" + m[2] + "', false)"})
@@ -504,6 +504,50 @@ func splitStatementsEsc(sql string, backslash bool) []string {
 		out = append(out, strings.TrimSpace(sql[start:]))
 	}
 	return out
+}
+
+// setConfigCode is st where set_config calls run: its comments, and the
+// dollar-quoted strings but those of a DO block (a CREATE FUNCTION body is
+// only defined), blanked out. String literals stay: they are set_config's
+// arguments.
+func setConfigCode(st string, backslash, do bool) string {
+	var b []byte // a copy, once something is blanked
+	blank := func(from, to int) {
+		if b == nil {
+			b = []byte(st)
+		}
+		for k := from; k < to && k < len(b); k++ {
+			b[k] = ' '
+		}
+	}
+	for i := 0; i < len(st); i++ {
+		c := st[i]
+		switch {
+		case c == '\'' || c == '"':
+			i = quoteEnd(st, i, backslash)
+		case c == '$' && (i == 0 || !identByte(st[i-1])):
+			j := dollarEnd(st, i)
+			if j > i && !do {
+				blank(i, j+1)
+			}
+			i = j
+		case c == '-' && i+1 < len(st) && st[i+1] == '-':
+			j := strings.IndexAny(st[i:], "\n\r")
+			if j < 0 {
+				j = len(st) - i
+			}
+			blank(i, i+j)
+			i += j
+		case c == '/' && i+1 < len(st) && st[i+1] == '*':
+			j := commentEnd(st, i)
+			blank(i, j+1)
+			i = j
+		}
+	}
+	if b == nil {
+		return st
+	}
+	return string(b)
 }
 
 // quoteEnd is where the string or quoted identifier opening at sql[i]

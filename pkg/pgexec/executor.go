@@ -94,9 +94,6 @@ const cancelGrace = time.Second
 // the server's own timeout before canceling the statement itself.
 const watchdogSlack = time.Second
 
-// errWatchdog is the cause of a call's context that the watchdog ended.
-var errWatchdog = errors.New("pgexec: statement ran past its statement_timeout")
-
 func (o Options) withDefaults() (Options, error) {
 	if o.MaxRows == 0 {
 		o.MaxRows = DefaultMaxRows
@@ -232,6 +229,7 @@ type callState struct {
 	pvals [][]byte
 	x     exchange
 	cols  []Column // the last result's columns, shared with its caller
+	wd    watchdog
 }
 
 // columns returns the columns of x's result: the slice of the call before
@@ -339,24 +337,25 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 	// The watchdog: a statement the server does not stop at its
 	// statement_timeout (a function that never looks for a cancel) is
 	// canceled from here a moment later, and its connection lingers.
-	wctx, wcancel := context.WithTimeoutCause(ctx, e.opts.StatementTimeout+watchdogSlack, errWatchdog)
-	defer wcancel()
-	ioErr, canceled, txn := e.exchange(wctx, conn, sql, st.pvals, x)
+	st.wd.arm(conn.Conn().PgConn(), e.opts.StatementTimeout+watchdogSlack)
+	ioErr, canceled, txn := e.exchange(ctx, conn, sql, st.pvals, x)
+	watched := st.wd.disarm()
 	tDone := time.Now()
 	res.Timing.Txn = txn
 	res.Timing.DB = tDone.Sub(tConn) - txn
 	res.Timing.SerializeOverlap = x.serTime
-	if ioErr == nil && !canceled && lateStopCancel(x) && rollbackAgain(conn.Conn().PgConn()) {
+	if ioErr == nil && !canceled && !watched && lateStopCancel(x) && rollbackAgain(conn.Conn().PgConn()) {
 		x.rbErr = nil
 	}
-	if lingers(ioErr, canceled) {
+	lingering := lingers(ioErr, canceled || watched)
+	if lingering {
 		rfq := 1 // the envelope's second ReadyForQuery
 		if x.stage < stRollback {
 			rfq = 2
 		}
 		e.linger(conn, rfq)
 	} else {
-		e.release(conn, ioErr == nil && !canceled && !x.outsideTx && x.rbErr == nil && cleanTag(x))
+		e.release(conn, ioErr == nil && !canceled && !watched && !x.outsideTx && x.rbErr == nil && cleanTag(x))
 	}
 
 	var big *pgproto3.ExceededMaxBodyLenErr
@@ -366,7 +365,12 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 		// bytes (the connection, its message unread, is closed).
 		ioErr, x.by = nil, "bytes"
 	}
-	if err := e.callError(wctx, ioErr, canceled, x); err != nil {
+	if watched && lingering && !canceled {
+		return res, &QueryError{SQLState: codeQueryCanceled, TimedOut: true, Stage: StageQuery, err: ioErr,
+			Message: "statement timed out after " + e.opts.StatementTimeout.String() +
+				" (the server did not stop it in time; its connection stays taken until it does)"}
+	}
+	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
 		return res, err
 	}
 	res.Columns = st.columns(x)
@@ -504,11 +508,6 @@ func (e *Executor) release(conn *pgxpool.Conn, clean bool) {
 
 // callError turns what the exchange saw into the call's error.
 func (e *Executor) callError(ctx context.Context, ioErr error, canceled bool, x *exchange) error {
-	if canceled && (ioErr != nil || x.err != nil) && context.Cause(ctx) == errWatchdog {
-		return &QueryError{SQLState: codeQueryCanceled, TimedOut: true, Stage: StageQuery, err: ioErr,
-			Message: "statement timed out after " + e.opts.StatementTimeout.String() +
-				" (the server did not stop it in time; its connection stays taken until it does)"}
-	}
 	if canceled && (ioErr != nil || x.err != nil) {
 		cause := ctx.Err()
 		if cause == nil {

@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,18 +32,27 @@ type lingerSet struct {
 	closing bool
 }
 
+// lingerSets holds each pool's set, shared by the executors on it, by a
+// weak key: a pool closed without ClosePool and dropped takes its entry
+// with it.
 var (
 	lingerMu   sync.Mutex
-	lingerSets = map[*pgxpool.Pool]*lingerSet{}
+	lingerSets = map[weak.Pointer[pgxpool.Pool]]*lingerSet{}
 )
 
 func lingerFor(pool *pgxpool.Pool) *lingerSet {
+	key := weak.Make(pool)
 	lingerMu.Lock()
 	defer lingerMu.Unlock()
-	ls := lingerSets[pool]
+	ls := lingerSets[key]
 	if ls == nil {
 		ls = &lingerSet{conns: map[*pgxpool.Conn]struct{}{}}
-		lingerSets[pool] = ls
+		lingerSets[key] = ls
+		runtime.AddCleanup(pool, func(k weak.Pointer[pgxpool.Pool]) {
+			lingerMu.Lock()
+			delete(lingerSets, k)
+			lingerMu.Unlock()
+		}, key)
 	}
 	return ls
 }
@@ -51,8 +62,8 @@ func lingerFor(pool *pgxpool.Pool) *lingerSet {
 // would wait for them, up to an hour.
 func ClosePool(pool *pgxpool.Pool) {
 	lingerMu.Lock()
-	ls := lingerSets[pool]
-	delete(lingerSets, pool)
+	ls := lingerSets[weak.Make(pool)]
+	delete(lingerSets, weak.Make(pool))
 	lingerMu.Unlock()
 	if ls != nil {
 		ls.mu.Lock()
@@ -69,8 +80,14 @@ func ClosePool(pool *pgxpool.Pool) {
 // the call was canceled and the server did not answer within cancelGrace
 // (the read deadline passed), so the statement may still be running.
 func lingers(ioErr error, canceled bool) bool {
+	return canceled && ioErr != nil && isTimeout(ioErr)
+}
+
+// isTimeout is apart from lingers so that its error target is allocated
+// only for an error, not on every call.
+func isTimeout(err error) bool {
 	var ne net.Error
-	return canceled && errors.As(ioErr, &ne) && ne.Timeout()
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // linger reads, in the background, what the server still owes the call

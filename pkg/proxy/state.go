@@ -202,6 +202,9 @@ func splitVarOps(sql string, backslash bool) []varOp {
 				ops = append(ops, op)
 			}
 		}
+		if definesRoutine(f) {
+			continue // its body, quoted or BEGIN ATOMIC, is only defined
+		}
 		for _, m := range setConfigPattern.FindAllStringSubmatch(setConfigCode(st, backslash, f[0] == "do"), -1) {
 			if strings.EqualFold(m[3], "false") {
 				ops = append(ops, varOp{key: strings.ToLower(strings.ReplaceAll(m[1], "''", "'")),
@@ -527,8 +530,20 @@ func setConfigCode(st string, backslash, do bool) string {
 			i = quoteEnd(st, i, backslash)
 		case c == '$' && (i == 0 || !identByte(st[i-1])):
 			j := dollarEnd(st, i)
-			if j > i && !do {
+			switch {
+			case j == i:
+			case !do:
 				blank(i, j+1)
+			default:
+				// A DO block's body runs: its own comments and
+				// strings count as in any statement.
+				tag := strings.IndexByte(st[i+1:], '$') + 2
+				if inner := setConfigCode(st[i+tag:j+1-tag], backslash, false); inner != st[i+tag:j+1-tag] {
+					if b == nil {
+						b = []byte(st)
+					}
+					copy(b[i+tag:], inner)
+				}
 			}
 			i = j
 		case c == '-' && i+1 < len(st) && st[i+1] == '-':
@@ -548,6 +563,16 @@ func setConfigCode(st string, backslash, do bool) string {
 		return st
 	}
 	return string(b)
+}
+
+// definesRoutine reports whether the statement of words f is CREATE [OR
+// REPLACE] FUNCTION or PROCEDURE.
+func definesRoutine(f []string) bool {
+	i := 1
+	if len(f) > 3 && f[1] == "or" && f[2] == "replace" {
+		i = 3
+	}
+	return len(f) > i && f[0] == "create" && (f[i] == "function" || f[i] == "procedure")
 }
 
 // quoteEnd is where the string or quoted identifier opening at sql[i]

@@ -151,8 +151,8 @@ func (c *Config) Check() error {
 			return configError(errors.New("--admin-users or --stats-users: an empty user name"))
 		}
 	}
-	if c.MinIdle < 0 || c.MinIdle > c.PoolSize {
-		return configError(fmt.Errorf("--min-idle %d: want 0 to --pool-size", c.MinIdle))
+	if c.MinIdle < 0 {
+		return configError(fmt.Errorf("--min-idle %d: want 0 or more (above a pool's size it is capped at it)", c.MinIdle))
 	}
 	if c.ClientIdleTimeout < 0 || c.IdleTxTimeout < 0 || c.QueryTimeout < 0 || c.TxTimeout < 0 {
 		return configError(fmt.Errorf("--client-idle-timeout %s, --idle-transaction-timeout %s, --query-timeout %s, --transaction-timeout %s: want 0 (never) or more",

@@ -23,7 +23,7 @@ func TestCheck(t *testing.T) {
 		"server-url": func(c *Config) { c.ServerURL = "" },
 		"mode":       func(c *Config) { c.PoolMode = "batch" },
 		"pool-size":  func(c *Config) { c.PoolSize = 0 },
-		"min-idle":   func(c *Config) { c.MinIdle = 3 },
+		"min-idle":   func(c *Config) { c.MinIdle = -1 },
 		"timeouts":   func(c *Config) { c.IdleTimeout = 0 },
 		"tls-key":    func(c *Config) { c.TLSCert = "c.pem" },
 		"tls":        func(c *Config) { c.RequireTLS = true },

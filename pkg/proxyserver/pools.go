@@ -96,21 +96,21 @@ func (c *Config) poolFor(database, user string) poolValues {
 		reserve: c.ReservePoolSize, reserveTimeout: c.ReservePoolTimeout, maxDB: c.MaxDBConnections, maxUser: c.MaxUserConnections,
 		maxDBClients: c.MaxDBClients, maxUserClients: c.MaxUserClients, roundRobin: c.ServerRoundRobin}
 	if len(c.Pools) == 0 {
-		return v
+		return v.capMinIdle()
 	}
-	ownMin := false
 	for _, key := range []string{database, "*/" + user, database + "/" + user} {
 		if o, ok := c.Pools[key]; ok {
 			v.over(o)
-			ownMin = ownMin || o.MinIdle != nil
 		}
 	}
-	if !ownMin && v.minIdle > v.size {
-		// The top-level min_idle is capped at a smaller pool's own size,
-		// as PgBouncer caps min_pool_size; a pool's own min_idle above
-		// its size is still refused (check).
-		v.minIdle = v.size
-	}
+	return v.capMinIdle()
+}
+
+// capMinIdle caps min_idle at the pool's size, as PgBouncer caps
+// min_pool_size ("effectively capped at the pool size"): a pgbouncer.ini
+// PgBouncer takes, with a min_pool_size above some pool's size, works.
+func (v poolValues) capMinIdle() poolValues {
+	v.minIdle = min(v.minIdle, v.size)
 	return v
 }
 
@@ -229,8 +229,8 @@ func (v poolValues) check() error {
 	if v.size < 1 {
 		return fmt.Errorf("pool_size %d: want at least 1", v.size)
 	}
-	if v.minIdle < 0 || v.minIdle > v.size {
-		return fmt.Errorf("min_idle %d: want 0 to pool_size (%d)", v.minIdle, v.size)
+	if v.minIdle < 0 {
+		return fmt.Errorf("min_idle %d: want 0 or more", v.minIdle)
 	}
 	if v.maxClients < 0 {
 		return fmt.Errorf("max_pool_clients %d: want 0 (no limit) or more", v.maxClients)

@@ -2,6 +2,7 @@ package proxyserver
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestCheckPools(t *testing.T) {
 		{map[string]PoolSettings{"app/*": {}}, `pools."app/*": want`},
 		{map[string]PoolSettings{"app": {PoolMode: ptr("batch")}}, `pools."app": pool mode "batch"`},
 		{map[string]PoolSettings{"app": {PoolSize: ptr(0)}}, `pools."app": pool_size 0: want at least 1`},
-		{map[string]PoolSettings{"*/bob": {MinIdle: ptr(3)}}, `pools."*/bob": min_idle 3: want 0 to pool_size (2)`},
+		{map[string]PoolSettings{"*/bob": {MinIdle: ptr(-1)}}, `pools."*/bob": min_idle -1: want 0 or more`},
 		{map[string]PoolSettings{"app/bob": {MaxPoolClients: ptr(-1)}}, `pools."app/bob": max_pool_clients -1`},
 		{map[string]PoolSettings{"app": {IdleTimeout: ptr(time.Duration(0))}}, `pools."app": idle_timeout 0s: want more than 0`},
 		{map[string]PoolSettings{"app": {ReservePoolTimeout: ptr(time.Duration(0))}}, `pools."app": reserve_pool_timeout 0s: want more than 0`},
@@ -96,8 +97,6 @@ func TestCheckPools(t *testing.T) {
 		{map[string]PoolSettings{"app/bob": {MaxDBClients: ptr(2)}}, `pools."app/bob": max_db_client_connections caps a whole database: set it in a [pools."app"] table`},
 		{map[string]PoolSettings{"app": {MaxUserClients: ptr(2)}}, `pools."app": max_user_client_connections caps all of a user's pools`},
 		{map[string]PoolSettings{"*/bob": {MaxUserClients: ptr(-1)}}, `pools."*/bob": max_user_client_connections -1: want 0 or more`},
-		// Each key alone is fine; a client of app as bob meets both.
-		{map[string]PoolSettings{"app": {MinIdle: ptr(2)}, "*/bob": {PoolSize: ptr(1)}}, `pools."app" over pools."*/bob": min_idle 2: want 0 to pool_size (1)`},
 	} {
 		c := valid()
 		c.Pools = tc.pools
@@ -173,6 +172,42 @@ func TestPoolsFromValues(t *testing.T) {
 		k, v, _ := strings.Cut(vals, "=")
 		if _, err := PoolsFromValues(map[string]map[string]string{"app": {k: v}}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", vals, err, want)
+		}
+	}
+}
+
+// min_idle above a pool's size is capped at it, as PgBouncer caps
+// min_pool_size: at the top level, in a table, and where a client meets
+// one table's min_idle and another's smaller pool_size.
+func TestMinIdleCappedAtPoolSize(t *testing.T) {
+	c := valid()
+	c.MinIdle = 5
+	c.Pools = map[string]PoolSettings{"app": {MinIdle: ptr(2)}, "*/bob": {PoolSize: ptr(1)}, "big": {PoolSize: ptr(9)}}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		db, user string
+		want     int
+	}{{"other", "carol", 2}, {"app", "carol", 2}, {"app", "bob", 1}, {"big", "carol", 5}} {
+		if got := c.poolFor(tc.db, tc.user).config().MinIdle; got != tc.want {
+			t.Errorf("%s/%s: min_idle %d, want %d", tc.db, tc.user, got, tc.want)
+		}
+	}
+}
+
+// poolSettingsFile is PoolSettings field for field: same names and keys,
+// durations as fileDuration.
+func TestPoolSettingsFileFields(t *testing.T) {
+	a, b := reflect.TypeFor[PoolSettings](), reflect.TypeFor[poolSettingsFile]()
+	if a.NumField() != b.NumField() {
+		t.Fatalf("%d fields against %d", a.NumField(), b.NumField())
+	}
+	for i := range a.NumField() {
+		fa, fb := a.Field(i), b.Field(i)
+		same := fa.Type == fb.Type || fa.Type == reflect.TypeFor[*time.Duration]() && fb.Type == reflect.TypeFor[*fileDuration]()
+		if fa.Name != fb.Name || fa.Tag != fb.Tag || !same {
+			t.Errorf("field %d: %s %s %q against %s %s %q", i, fa.Name, fa.Type, fa.Tag, fb.Name, fb.Type, fb.Tag)
 		}
 	}
 }

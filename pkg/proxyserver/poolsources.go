@@ -3,11 +3,9 @@
 package proxyserver
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -19,14 +17,10 @@ import (
 // ReadPools reads the [pools] tables of a TOML config file (the top-level
 // keys are kong's; see TOMLResolver).
 func ReadPools(r io.Reader) (map[string]PoolSettings, error) {
-	text, err := fractionalSeconds(r)
-	if err != nil {
-		return nil, err
-	}
 	var f struct {
-		Pools map[string]PoolSettings `toml:"pools"`
+		Pools map[string]poolSettingsFile `toml:"pools"`
 	}
-	md, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&f)
+	md, err := toml.NewDecoder(r).Decode(&f)
 	if err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
 	}
@@ -39,67 +33,78 @@ func ReadPools(r io.Reader) (map[string]PoolSettings, error) {
 	if len(unknown) > 0 {
 		return nil, errors.New("config file: unknown per-pool settings: " + strings.Join(unknown, ", "))
 	}
-	for name, ps := range f.Pools {
-		if err := bareSeconds(md, name, &ps); err != nil {
-			return nil, err
-		}
+	out := make(map[string]PoolSettings, len(f.Pools))
+	for name, pf := range f.Pools {
+		out[name] = pf.settings()
 	}
-	return f.Pools, nil
+	return out, nil
 }
 
-// fractionalSeconds returns the [pools] tables of the TOML file r with
-// each duration written as a bare fraction (acquire_timeout = 1.5, which
-// the TOML decoder refuses for a time.Duration) turned into a duration
-// string ("1.5s"), as the top-level keys read it; the rest is as written.
-func fractionalSeconds(r io.Reader) ([]byte, error) {
-	var raw struct {
-		Pools map[string]map[string]any `toml:"pools"`
-	}
-	if _, err := toml.NewDecoder(r).Decode(&raw); err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
-	}
-	durations := map[string]bool{}
-	t := reflect.TypeFor[PoolSettings]()
-	for i := range t.NumField() {
-		if t.Field(i).Type == reflect.TypeFor[*time.Duration]() {
-			durations[t.Field(i).Tag.Get("toml")] = true
-		}
-	}
-	for pool, kv := range raw.Pools {
-		for k, v := range kv {
-			f, ok := v.(float64)
-			if !ok || !durations[k] {
-				continue
-			}
-			if !(f >= 0 && f <= float64(math.MaxInt64/time.Second)) {
-				return nil, fmt.Errorf("config file: pools.%q: %s = %g: want seconds from 0 to %d, or a duration such as \"5s\"", pool, k, f, int64(math.MaxInt64/time.Second))
-			}
-			kv[k] = time.Duration(f * float64(time.Second)).String()
-		}
-	}
-	var out bytes.Buffer
-	if err := toml.NewEncoder(&out).Encode(map[string]any{"pools": raw.Pools}); err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
-	}
-	return out.Bytes(), nil
+// poolSettingsFile is PoolSettings as a config file writes it, field for
+// field (TestPoolSettingsFileFields), with durations that are seconds
+// when written as a bare number, whole or fractional, as in pgbouncer.ini
+// and at the top level (the TOML decoder would take a whole number as
+// nanoseconds, and refuse a fraction).
+type poolSettingsFile struct {
+	PoolMode           *string       `toml:"pool_mode"`
+	PoolSize           *int          `toml:"pool_size"`
+	MinIdle            *int          `toml:"min_idle"`
+	MaxPoolClients     *int          `toml:"max_pool_clients"`
+	AcquireTimeout     *fileDuration `toml:"acquire_timeout"`
+	IdleTimeout        *fileDuration `toml:"idle_timeout"`
+	MaxLifetime        *fileDuration `toml:"max_lifetime"`
+	HealthCheckAfter   *fileDuration `toml:"health_check_after"`
+	ResetQuery         *string       `toml:"reset_query"`
+	ReservePoolSize    *int          `toml:"reserve_pool_size"`
+	ReservePoolTimeout *fileDuration `toml:"reserve_pool_timeout"`
+	MaxDBConnections   *int          `toml:"max_db_connections"`
+	MaxUserConnections *int          `toml:"max_user_connections"`
+	MaxDBClients       *int          `toml:"max_db_client_connections"`
+	MaxUserClients     *int          `toml:"max_user_client_connections"`
 }
 
-// bareSeconds reads a duration written as a bare whole number as seconds,
-// as pgbouncer.ini and the console's SET do (the TOML decoder would take
-// nanoseconds: acquire_timeout = 30 would be 30ns).
-func bareSeconds(md toml.MetaData, pool string, ps *PoolSettings) error {
-	v := reflect.ValueOf(ps).Elem()
-	for i := range v.NumField() {
-		d, ok := v.Field(i).Interface().(*time.Duration)
-		key := v.Type().Field(i).Tag.Get("toml")
-		if !ok || d == nil || md.Type("pools", pool, key) != "Integer" {
-			continue
+// settings is pf as PoolSettings.
+func (pf poolSettingsFile) settings() PoolSettings {
+	var ps PoolSettings
+	from, to := reflect.ValueOf(pf), reflect.ValueOf(&ps).Elem()
+	for i := range from.NumField() {
+		switch f := from.Field(i).Interface().(type) {
+		case *fileDuration:
+			if f != nil {
+				d := time.Duration(*f)
+				to.Field(i).Set(reflect.ValueOf(&d))
+			}
+		default:
+			to.Field(i).Set(from.Field(i))
 		}
-		n := int64(*d)
-		if n < 0 || n > int64(math.MaxInt64/time.Second) {
-			return fmt.Errorf("config file: pools.%q: %s = %d: want seconds from 0 to %d, or a duration such as \"5s\"", pool, key, n, int64(math.MaxInt64/time.Second))
+	}
+	return ps
+}
+
+// fileDuration is a duration in a config file: a duration string ("5s"),
+// or a bare number of seconds (30, 1.5).
+type fileDuration time.Duration
+
+func (d *fileDuration) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		p, err := time.ParseDuration(x)
+		if err != nil {
+			return err
 		}
-		*d = time.Duration(n) * time.Second
+		*d = fileDuration(p)
+	case int64:
+		if x < 0 || float64(x) > maxSeconds {
+			return fmt.Errorf("%d: want seconds from 0 to %.0f, or a duration such as \"5s\"", x, maxSeconds)
+		}
+		*d = fileDuration(time.Duration(x) * time.Second)
+	case float64:
+		if !(x >= 0 && x <= maxSeconds) {
+			return fmt.Errorf("%g: want seconds from 0 to %.0f, or a duration such as \"5s\"", x, maxSeconds)
+		}
+		*d = fileDuration(time.Duration(x * float64(time.Second)))
+	default:
+		return fmt.Errorf("%v: want seconds or a duration such as \"5s\"", v)
 	}
 	return nil
 }

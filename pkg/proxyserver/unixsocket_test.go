@@ -130,6 +130,7 @@ func TestUnixSocketOutOfDescriptors(t *testing.T) {
 	c := valid()
 	c.ServerURL = fmt.Sprintf("postgres://127.0.0.1:%d/postgres?sslmode=disable", cl.Port)
 	c.UnixSocketDir, c.UnixSocketMode = t.TempDir(), "0777"
+	c.AcquireTimeout = 10 * time.Second // a loaded machine connects slowly to the server
 	ready := make(chan string, 1)
 	s, err := New(Options{Config: c, Ready: func(a string) { ready <- a }})
 	if err != nil {

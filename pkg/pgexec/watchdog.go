@@ -19,13 +19,14 @@ type watchdog struct {
 	mu    sync.Mutex
 	t     *time.Timer
 	pc    *pgconn.PgConn // the call's connection while armed; nil otherwise
+	due   time.Time      // when the armed watch ends
 	fired bool
 }
 
 // arm starts the watch of pc's statement for d.
 func (w *watchdog) arm(pc *pgconn.PgConn, d time.Duration) {
 	w.mu.Lock()
-	w.pc, w.fired = pc, false
+	w.pc, w.fired, w.due = pc, false, time.Now().Add(d)
 	w.mu.Unlock()
 	if w.t == nil {
 		w.t = time.AfterFunc(d, w.fire)
@@ -47,8 +48,10 @@ func (w *watchdog) disarm() bool {
 func (w *watchdog) fire() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.pc == nil {
-		return // disarmed meanwhile
+	if w.pc == nil || time.Now().Before(w.due) {
+		// Disarmed meanwhile, or a late run of an earlier call's timer
+		// that found this call's watch armed: not this call's time.
+		return
 	}
 	w.fired = true
 	cctx, cancel := context.WithTimeout(context.Background(), cancelGrace)

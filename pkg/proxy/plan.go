@@ -162,6 +162,20 @@ const dummyClose = "qpr_none"
 
 // plan decides, with s.mu held, what goes to the server for one client
 // message and which answers to expect.
+// planLocked is plan called with s.mu held, as handle calls it: a panic
+// in it (a client's bytes meeting a bug) unlocks s.mu on its way to the
+// session's recover, which ends the session and needs the lock; it used
+// to deadlock there, and Shutdown with it.
+func (s *session) planLocked(typ byte, body, raw []byte) ([]byte, error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.mu.Unlock()
+			panic(r)
+		}
+	}()
+	return s.plan(typ, body, raw)
+}
+
 func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 	out := s.out[:0]
 	bad := errMalformed[typ]

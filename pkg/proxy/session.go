@@ -924,7 +924,7 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 		}
 	}
 	s.answered = false // the server answers from here on
-	out, err := s.plan(typ, body, raw)
+	out, err := s.planLocked(typ, body, raw)
 	s.out = out[:0]
 	if cap(s.out) > 1<<20 {
 		s.out = nil // not kept after one big message

@@ -476,9 +476,35 @@ func splitStatements(sql string) []string { return splitStatementsEsc(sql, false
 func splitStatementsEsc(sql string, backslash bool) []string {
 	var out []string
 	start, content := 0, false
+	// The BEGIN ... END body of CREATE FUNCTION or PROCEDURE (BEGIN
+	// ATOMIC) holds semicolons that end no statement, as psql and the
+	// server read it: its first words, and the depth of BEGIN (and CASE)
+	// inside it.
+	var words [4]string
+	nwords, depth := 0, 0
 	for i := 0; i < len(sql); i++ {
 		c := sql[i]
 		switch {
+		case c|0x20 >= 'a' && c|0x20 <= 'z' || c == '_' || c >= 0x80:
+			content = true
+			j := i + 1
+			for j < len(sql) && identByte(sql[j]) {
+				j++
+			}
+			w := sql[i:j]
+			if nwords < len(words) {
+				words[nwords] = w
+				nwords++
+			}
+			if definesRoutineFold(words[:nwords]) {
+				switch {
+				case strings.EqualFold(w, "begin"), depth > 0 && strings.EqualFold(w, "case"):
+					depth++
+				case depth > 0 && strings.EqualFold(w, "end"):
+					depth--
+				}
+			}
+			i = j - 1
 		case c == '\'' || c == '"':
 			content = true
 			i = quoteEnd(sql, i, backslash)
@@ -494,11 +520,11 @@ func splitStatementsEsc(sql string, backslash bool) []string {
 			}
 		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
 			i = commentEnd(sql, i)
-		case c == ';':
+		case c == ';' && depth == 0:
 			if content {
 				out = append(out, strings.TrimSpace(sql[start:i]))
 			}
-			start, content = i+1, false
+			start, content, nwords = i+1, false, 0
 		case c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f':
 			content = true
 		}
@@ -530,19 +556,23 @@ func setConfigCode(st string, backslash, do bool) string {
 			i = quoteEnd(st, i, backslash)
 		case c == '$' && (i == 0 || !identByte(st[i-1])):
 			j := dollarEnd(st, i)
-			switch {
-			case j == i:
+			if j == i {
+				break // $1, no quote
+			}
+			tag := strings.IndexByte(st[i+1:], '$') + 2
+			switch body, bodyEnd := i+tag, j+1-tag; {
 			case !do:
 				blank(i, j+1)
+			case j >= len(st) || bodyEnd < body:
+				// unterminated: the server refuses the statement
 			default:
 				// A DO block's body runs: its own comments and
 				// strings count as in any statement.
-				tag := strings.IndexByte(st[i+1:], '$') + 2
-				if inner := setConfigCode(st[i+tag:j+1-tag], backslash, false); inner != st[i+tag:j+1-tag] {
+				if inner := setConfigCode(st[body:bodyEnd], backslash, false); inner != st[body:bodyEnd] {
 					if b == nil {
 						b = []byte(st)
 					}
-					copy(b[i+tag:], inner)
+					copy(b[body:], inner)
 				}
 			}
 			i = j
@@ -565,14 +595,23 @@ func setConfigCode(st string, backslash, do bool) string {
 	return string(b)
 }
 
-// definesRoutine reports whether the statement of words f is CREATE [OR
-// REPLACE] FUNCTION or PROCEDURE.
+// definesRoutine reports whether the statement of lower-case words f is
+// CREATE [OR REPLACE] FUNCTION or PROCEDURE.
 func definesRoutine(f []string) bool {
 	i := 1
 	if len(f) > 3 && f[1] == "or" && f[2] == "replace" {
 		i = 3
 	}
 	return len(f) > i && f[0] == "create" && (f[i] == "function" || f[i] == "procedure")
+}
+
+// definesRoutineFold is definesRoutine for words in any case.
+func definesRoutineFold(f []string) bool {
+	i := 1
+	if len(f) > 3 && strings.EqualFold(f[1], "or") && strings.EqualFold(f[2], "replace") {
+		i = 3
+	}
+	return len(f) > i && strings.EqualFold(f[0], "create") && (strings.EqualFold(f[i], "function") || strings.EqualFold(f[i], "procedure"))
 }
 
 // quoteEnd is where the string or quoted identifier opening at sql[i]

@@ -665,7 +665,7 @@ func (s *session) relayOnLoop() bool {
 		body := s.lp.body
 		srv.R.Discard(need)
 		s.mu.Lock()
-		act, release, ev, err := s.onServer(typ, body, srv)
+		act, release, ev, err := s.onServerLocked(typ, body, srv)
 		flushed := s.lp.flushEnd && len(s.queue) == 0 && typ != 'Z'
 		s.mu.Unlock()
 		if err != nil {

@@ -138,7 +138,7 @@ func (s *session) relay(srv *pool.Conn, initial []byte, inline bool) (kept bool)
 			return false
 		}
 		s.mu.Lock()
-		act, release, ev, err := s.onServer(typ, body, srv)
+		act, release, ev, err := s.onServerLocked(typ, body, srv)
 		s.mu.Unlock()
 		if err != nil {
 			if err != errStatementMode {
@@ -276,6 +276,19 @@ func (s *session) clientFailed(srv *pool.Conn) {
 // onServer updates the expected-answer queue for one server message, with
 // s.mu held. It returns what to do with the message, whether srv goes
 // back to the pool after it, and a completed statement for OnQuery.
+// onServerLocked is onServer called with s.mu held: a panic in it
+// unlocks s.mu on its way to the recovery, which fails the server and
+// needs the lock (as planLocked).
+func (s *session) onServerLocked(typ byte, body []byte, srv *pool.Conn) (act int, release bool, ev *QueryEvent, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.mu.Unlock()
+			panic(r)
+		}
+	}()
+	return s.onServer(typ, body, srv)
+}
+
 func (s *session) onServer(typ byte, body []byte, srv *pool.Conn) (act int, release bool, ev *QueryEvent, err error) {
 	var head *entry
 	if len(s.queue) > 0 {

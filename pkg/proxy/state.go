@@ -496,7 +496,7 @@ func splitStatementsEsc(sql string, backslash bool) []string {
 				words[nwords] = w
 				nwords++
 			}
-			if definesRoutineFold(words[:nwords]) {
+			if definesRoutine(words[:nwords]) {
 				switch {
 				case strings.EqualFold(w, "begin"), depth > 0 && strings.EqualFold(w, "case"):
 					depth++
@@ -595,18 +595,9 @@ func setConfigCode(st string, backslash, do bool) string {
 	return string(b)
 }
 
-// definesRoutine reports whether the statement of lower-case words f is
-// CREATE [OR REPLACE] FUNCTION or PROCEDURE.
+// definesRoutine reports whether the statement of words f (in any case)
+// is CREATE [OR REPLACE] FUNCTION or PROCEDURE.
 func definesRoutine(f []string) bool {
-	i := 1
-	if len(f) > 3 && f[1] == "or" && f[2] == "replace" {
-		i = 3
-	}
-	return len(f) > i && f[0] == "create" && (f[i] == "function" || f[i] == "procedure")
-}
-
-// definesRoutineFold is definesRoutine for words in any case.
-func definesRoutineFold(f []string) bool {
 	i := 1
 	if len(f) > 3 && strings.EqualFold(f[1], "or") && strings.EqualFold(f[2], "replace") {
 		i = 3

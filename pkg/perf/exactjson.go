@@ -1,5 +1,7 @@
 // Field names matched exactly: encoding/json matches keys regardless of
-// case, so an unknown field "DUR_NS" would overwrite dur_ns.
+// case, so an unknown field "DUR_NS" would overwrite dur_ns. Its matching
+// is Unicode case folding (bytes.EqualFold), in which "ſ" (U+017F) is "s"
+// and the Kelvin sign "k", so keys are compared folded the same way.
 
 package perf
 
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // exactKeys returns raw without the object keys that only a
@@ -56,7 +59,7 @@ func exactObject(raw json.RawMessage, m map[string]json.RawMessage, t reflect.Ty
 			if nv, ch := exactKeys(v, ft); ch {
 				m[k], changed = nv, true
 			}
-		} else if fields.folded[strings.ToLower(k)] {
+		} else if fields.folded[foldName(k)] {
 			delete(m, k)
 			changed = true
 		}
@@ -71,7 +74,7 @@ func exactObject(raw json.RawMessage, m map[string]json.RawMessage, t reflect.Ty
 
 type fieldSet struct {
 	exact  map[string]reflect.Type // JSON name: the field's type
-	folded map[string]bool         // lower-cased names
+	folded map[string]bool         // names as foldName gives them
 	nested map[string]bool         // fields that hold objects (structs, slices of them)
 }
 
@@ -103,7 +106,7 @@ func jsonFields(t reflect.Type) fieldSet {
 				name = f.Name
 			}
 			fs.exact[name] = f.Type
-			fs.folded[strings.ToLower(name)] = true
+			fs.folded[foldName(name)] = true
 			e := f.Type
 			for e.Kind() == reflect.Pointer || e.Kind() == reflect.Slice || e.Kind() == reflect.Array {
 				e = e.Elem()
@@ -114,4 +117,19 @@ func jsonFields(t reflect.Type) fieldSet {
 	add(t)
 	fieldSets.Store(t, fs)
 	return fs
+}
+
+// foldName maps names that encoding/json would match to one another
+// (bytes.EqualFold) to the same string: each rune becomes the smallest
+// rune of its simple case-folding orbit, as in encoding/json's fold.go.
+func foldName(s string) string {
+	return strings.Map(func(r rune) rune {
+		for {
+			f := unicode.SimpleFold(r)
+			if f <= r {
+				return f
+			}
+			r = f
+		}
+	}, s)
 }

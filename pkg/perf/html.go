@@ -319,16 +319,18 @@ func htmlPhaseRank(ph string) int {
 	return 1
 }
 
-// htmlElementID makes s usable in an id attribute: letters, digits and '-'
-// are kept, any other byte becomes _XX_ (its hex), so distinct names keep
-// distinct ids.
+// htmlElementID makes s usable in an id attribute: letters and digits are
+// kept, any other byte becomes _XX_ (its hex), so distinct names keep
+// distinct ids. '-' is escaped too: the prefixes and the page's fixed ids
+// are '-'-joined words, and a kept '-' would let the query "chart-x" take
+// the id of query "x"'s chart, or "vs-concurrency" a fixed block's.
 func htmlElementID(prefix, s string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for i := 0; i < len(s); i++ {
-		// Letters, digits and '-' as they are, every other byte as _XX_
-		// (hex), so that distinct ids stay distinct ("q.1", "q-1").
-		if c := s[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' {
+		// Letters and digits as they are, every other byte as _XX_ (hex),
+		// so that distinct ids stay distinct ("q.1", "q-1", "q_2d_1").
+		if c := s[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
 			b.WriteByte(c)
 		} else {
 			fmt.Fprintf(&b, "_%02x_", c)

@@ -431,7 +431,8 @@ const maxLine = 16 << 20
 //	if err := r.Err(); err != nil { ... }
 //
 // Each record is a new value the caller may keep. Blank lines are skipped.
-// The first error (a *LineError for a bad line) stops the reader.
+// The first error (a *LineError for a bad or over-long line, the input's
+// own error otherwise) stops the reader.
 type Reader struct {
 	sc   *bufio.Scanner
 	name string
@@ -470,7 +471,13 @@ func (r *Reader) Scan() bool {
 		return true
 	}
 	if err := r.sc.Err(); err != nil {
-		r.err = &LineError{Name: r.name, Line: r.line + 1, Err: err}
+		// Only an over-long line is a bad record; any other error is the
+		// input failing (a directory, EIO), not a line of it.
+		if errors.Is(err, bufio.ErrTooLong) {
+			r.err = &LineError{Name: r.name, Line: r.line + 1, Err: err}
+		} else {
+			r.err = fmt.Errorf("%s: %w", r.name, err)
+		}
 	}
 	return false
 }
@@ -522,7 +529,8 @@ func decode(line []byte) (Record, error) {
 	if err := json.Unmarshal(line, rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", typ, fieldError(err, m, reflect.TypeOf(rec).Elem()))
 	}
-	if _, ok := rec.(*Sample); ok && m["dur_ns"] == nil {
+	// A null dur_ns would decode as 0 ns: it is missing, as in headerString.
+	if raw, ok := m["dur_ns"]; typ == TypeSample && (!ok || string(raw) == "null") {
 		return nil, fmt.Errorf("%s: dur_ns missing", typ)
 	}
 	if err := validate(rec); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -25,7 +26,7 @@ const (
 // cli is the command-line grammar.
 type cli struct {
 	File string `arg:"" optional:"" default:"-" placeholder:"FILE" help:"Summary to read (perfstat's output); - reads stdin (the default)."`
-	Out  string `short:"o" placeholder:"FILE" help:"Write the page to FILE instead of stdout; FILE is replaced only when the page is complete."`
+	Out  string `short:"o" placeholder:"FILE" help:"Write the page to FILE instead of stdout; a regular FILE (or a link's target) is replaced only when the page is complete, a device such as /dev/null is written."`
 }
 
 const description = `Render a perfstat summary as one self-contained HTML page.
@@ -89,10 +90,30 @@ func (c *cli) render(stdin io.Reader, stdout io.Writer) error {
 	return writeFile(c.Out, page.Bytes())
 }
 
-// writeFile replaces path with data through a temporary file in the same
-// directory, so a reader never sees half a page.
+// writeFile writes data to path. A regular file, or a missing one, is
+// replaced through a temporary file in its directory, so a reader never
+// sees half a page; a symlink is resolved first, so the link stays and its
+// target is replaced. Anything else (/dev/null, a terminal, a FIFO) is
+// opened and written: a rename would replace the node itself.
 func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	target, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// A dangling link, or one like /dev/stdout -> /proc/self/fd/1
+			// -> "pipe:[…]" that only the kernel resolves: write through it.
+			return writeInPlace(path, data)
+		}
+		target, err = path, nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
+		return writeInPlace(target, data)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
 	if err != nil {
 		return err
 	}
@@ -108,7 +129,20 @@ func writeFile(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return os.Rename(tmp.Name(), target)
+}
+
+// writeInPlace opens path (creating it if need be) and writes data to it.
+func writeInPlace(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // report maps an error to an exit code, printing one line for it.

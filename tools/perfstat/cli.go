@@ -19,7 +19,7 @@ import (
 // Exit codes.
 const (
 	exitOK    = 0
-	exitError = 1 // writing the output failed
+	exitError = 1 // reading an input or writing the output failed
 	exitInput = 2 // bad command line or bad input
 )
 
@@ -37,8 +37,9 @@ marks a change that is not significant at --alpha.
 The same input and --seed give byte-identical output.
 
 Exit status: 0 success (also when the reader of the output goes away),
-1 writing the output failed, 2 bad command line or bad input (the message
-names file:line).`
+1 reading an input or writing the output failed, 2 bad command line or bad
+input (a file that does not open, or a bad record: the message names
+file:line).`
 
 // cli is the command-line grammar; defaults match
 // perf.DefaultSummaryOptions.
@@ -219,7 +220,7 @@ func readSamples(name string, stdin io.Reader) (*perf.Records, error) {
 		if errors.As(err, &le) {
 			return nil, &inputError{err}
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err // the input failed (EIO, a directory); it names the file
 	}
 	if recs.Run == nil {
 		return nil, inputErrorf("%s: no run record; a samples file starts with one", name)

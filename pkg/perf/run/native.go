@@ -19,6 +19,10 @@ import (
 	"github.com/qpkit/qpkit/pkg/pgexec"
 )
 
+// cancelGrace bounds the cancel request a call sends when its context
+// ends, as pgexec's does.
+const cancelGrace = time.Second
+
 type nativePath struct {
 	s    Settings
 	conn *pgx.Conn
@@ -96,11 +100,34 @@ type nativeResult struct {
 // read reads every reply up to the second ReadyForQuery, counting the
 // statement's rows and value bytes without decoding them. Like the
 // executor, it reads without a context (pgconn would watch a cancellable
-// one on every message) and watches ctx once: its end fails the read,
-// and the connection is reopened by the next call.
+// one on every message) and watches ctx once: its end asks the server to
+// cancel the statement (closing the connection alone leaves it running
+// until it ends or times out) and then fails the read; the caller closes
+// the connection, and the next call reopens it.
 func (p *nativePath) read(ctx context.Context, pc *pgconn.PgConn) (nativeResult, error) {
-	stop := context.AfterFunc(ctx, func() { _ = pc.Conn().SetDeadline(time.Now()) })
-	defer stop()
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(cancelled)
+		cctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+		_ = pc.CancelRequest(cctx)
+		cancel()
+		_ = pc.Conn().SetDeadline(time.Now())
+	})
+	res, err := receive(pc)
+	if !stop() {
+		// The cancel request is out (or gave up) and the deadline is set
+		// once it returns: the connection is spent even if the reply
+		// came to its end.
+		<-cancelled
+		if err == nil {
+			err = fmt.Errorf("cancelled: %w", context.Cause(ctx))
+		}
+	}
+	return res, err
+}
+
+// receive reads the replies of one call (see read).
+func receive(pc *pgconn.PgConn) (nativeResult, error) {
 	var res nativeResult
 	for ready := 0; ready < 2; {
 		msg, err := pc.ReceiveMessage(context.Background())

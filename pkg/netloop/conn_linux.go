@@ -286,6 +286,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 func (c *Conn) Write(p []byte) (int, error) {
 	c.outmu.Lock()
 	defer c.outmu.Unlock()
+	if c.closed.Load() {
+		// As net.Conn; and a handler's bytes would pile up unsent.
+		return 0, c.opError("write", net.ErrClosed)
+	}
 	if c.batched {
 		if c.handler != nil {
 			return c.queue(p)

@@ -48,9 +48,11 @@ type Loop struct {
 	held     []*Conn // conns whose descriptor is read-locked until the submit
 	slots    []*Conn // by slot-1: conns with a send or receive in flight
 	free     []uint32
-	inFlush  bool   // reaping the sends of flush's own submit
-	flushGen uint64 // counts flushes (Conn.sentIn)
-	ringMin  int    // fewer sockets to read or write than this: plain calls (Options.RingBatch)
+	inFlush  bool    // reaping the sends of flush's own submit
+	inRecv   bool    // reaping the receives of receive's submit
+	recvWake []*Conn // handlers of sends reaped meanwhile, to run after
+	flushGen uint64  // counts flushes (Conn.sentIn)
+	ringMin  int     // fewer sockets to read or write than this: plain calls (Options.RingBatch)
 
 	later []Deferred // loop thread: run after the round's writes
 

@@ -64,7 +64,18 @@ func (l *Loop) receive(conns []*Conn, events []syscall.EpollEvent) {
 		l.held = append(l.held, c)
 	}
 	l.submit()
-	l.reap() // MSG_DONTWAIT: every receive completed in the submit
+	// MSG_DONTWAIT: every receive completed in the submit. The handlers
+	// of sends reaped among them run once all of them are taken.
+	l.inRecv = true
+	l.reap()
+	l.inRecv = false
+	for i, c := range l.recvWake {
+		l.recvWake[i] = nil
+		if h := c.handler; h != nil && !c.closed.Load() {
+			c.ready(h)
+		}
+	}
+	l.recvWake = l.recvWake[:0]
 }
 
 // wantsRecv: an event that may bring bytes, for a socket whose handler

@@ -297,6 +297,13 @@ func (l *Loop) sent(e *cqe) {
 		return
 	}
 	if wake && !c.closed.Load() {
+		if l.inRecv {
+			// Receives of this round may still wait in the completion
+			// queue: a handler run now could read a socket directly
+			// ahead of the bytes its receive took.
+			l.recvWake = append(l.recvWake, c)
+			return
+		}
 		c.ready(c.handler)
 	}
 }

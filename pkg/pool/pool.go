@@ -651,7 +651,13 @@ func (p *Pool) reserveCheck() {
 	defer p.mu.Unlock()
 	p.reserveTimer = nil
 	p.serveReserveLocked()
-	if p.closed || p.cfg.ReservePool <= 0 {
+	p.armReserveLocked()
+}
+
+// armReserveLocked arms the reserve timer for the first waiter still
+// short of ReserveTimeout, unless it is armed already.
+func (p *Pool) armReserveLocked() {
+	if p.closed || p.cfg.ReservePool <= 0 || p.reserveTimer != nil {
 		return
 	}
 	for _, w := range p.waiters {
@@ -782,7 +788,6 @@ func (p *Pool) ReturnSlot() {
 // TimeoutError is Acquire's error when AcquireTimeout passed.
 func (p *Pool) TimeoutError() error {
 	p.mu.Lock()
-	p.disconnected = false
 	timeout := p.cfg.AcquireTimeout
 	p.mu.Unlock()
 	return p.timeoutError(timeout)
@@ -975,14 +980,20 @@ func (p *Pool) Discard(c *Conn) {
 }
 
 // refillLocked lets waiters connect in the room there is (freed slots, a
-// larger size or cap).
+// larger size or cap), and those past ReserveTimeout in the reserve's:
+// a reserve connection that closes, or a larger reserve, serves them now
+// rather than at the next new waiter.
 func (p *Pool) refillLocked() {
 	for len(p.waiters) > 0 && !p.closed && !p.heldLocked() {
 		if ok, _ := p.reserveLocked(p.cfg.Size); !ok {
-			return
+			break
 		}
 		p.active++
 		p.wakeLocked(nil)
+	}
+	if p.cfg.ReservePool > 0 && len(p.waiters) > 0 {
+		p.serveReserveLocked()
+		p.armReserveLocked()
 	}
 }
 
@@ -1090,6 +1101,7 @@ func (p *Pool) janitor() {
 				for range need - i {
 					p.unreserveLocked()
 				}
+				p.refillLocked() // a client may wait behind the slots given back
 				p.mu.Unlock()
 				p.refillGroup()
 				p.log.Warn("pool: min idle connect failed", "pool", p.Name(), "err", err)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -19,6 +21,25 @@ type session struct {
 	out  *pgproto3.Backend
 	// shutdown is set by SHUTDOWN: Serve answers, then shuts down.
 	shutdown bool
+	// lastRequest is when the client's last message came (UnixNano), for
+	// SHOW CLIENTS' request_time.
+	lastRequest atomic.Int64
+	// waitMu guards cancelled: while PAUSE or WAIT_CLOSE waits, a channel
+	// that Console.Cancel closes (nil otherwise).
+	waitMu    sync.Mutex
+	cancelled chan struct{}
+}
+
+// fakeParams are the session settings PgBouncer's console pretends to
+// have (admin.c fake_param_list), with its values: client libraries SET
+// and SHOW them on their own (libpq's PQsetClientEncoding, old psycopg2's
+// SHOW default_transaction_isolation), for any console user.
+var fakeParams = map[string]string{
+	"client_encoding":               "UTF-8",
+	"default_transaction_isolation": "read committed",
+	"standard_conforming_strings":   "on",
+	"datestyle":                     "ISO",
+	"timezone":                      "GMT",
 }
 
 // command is PgBouncer's console grammar: a word, an optional argument,
@@ -49,9 +70,13 @@ func (s *session) run(q string) {
 		return
 	}
 	verb, arg := strings.ToUpper(m[1]), unquote(m[2])
-	if verb == "SHOW" {
+	if verb == "SHOW" || verb == "SELECT" { // PgBouncer's SELECT x is SHOW x
 		if arg == "" {
 			s.invalid(q)
+			return
+		}
+		if v, ok := fakeParams[strings.ToLower(arg)]; ok {
+			s.table([]column{{strings.ToLower(arg), typText}}, [][]any{{v}})
 			return
 		}
 		s.show(q, strings.ToUpper(arg))
@@ -62,14 +87,36 @@ func (s *session) run(q string) {
 		return
 	}
 	src := s.c.Source
+	if arg != "" && arg == s.c.Database {
+		// PgBouncer's refusals (admin.c), its words: ENABLE says disable.
+		msg := map[string]string{"DISABLE": "cannot disable", "ENABLE": "cannot disable", "PAUSE": "cannot pause",
+			"KILL": "cannot kill", "RECONNECT": "cannot reconnect", "WAIT_CLOSE": "cannot wait in"}[verb]
+		if msg != "" {
+			s.fail("08P01", msg+" admin db: "+arg)
+			return
+		}
+	}
 	switch verb {
 	case "PAUSE":
+		cancelled := s.beginWait() // before the pause: a cancel from now on undoes it
+		defer s.endWait()
 		if err := src.Pause(arg); err != nil {
 			s.fail("08P01", err.Error())
 			return
 		}
-		if s.waitPaused(arg) && src.Disconnect != nil {
-			src.Disconnect(arg) // as PgBouncer: ready for a restart of the database
+		switch s.waitPaused(arg, cancelled) {
+		case waitDone:
+			if src.Disconnect != nil {
+				src.Disconnect(arg) // as PgBouncer: ready for a restart of the database
+			}
+		case waitCancelled:
+			// ^C: resume what this PAUSE paused, as PgBouncer resumes
+			// the pooler on a console client's cancel.
+			if err := src.Resume(arg); err != nil {
+				s.c.logger().Debug("console: resume after a cancelled PAUSE", "err", err)
+			}
+			s.fail("57014", "canceling statement due to user request (PAUSE cancelled: resumed)")
+			return
 		}
 		s.complete("PAUSE")
 	case "RESUME":
@@ -96,7 +143,12 @@ func (s *session) run(q string) {
 		}
 		s.complete("RECONNECT")
 	case "WAIT_CLOSE":
-		s.waitClosed(arg)
+		cancelled := s.beginWait()
+		defer s.endWait()
+		if !s.waitClosed(arg, cancelled) {
+			s.fail("57014", "canceling statement due to user request")
+			return
+		}
 		s.complete("WAIT_CLOSE")
 	case "RELOAD":
 		if arg != "" {
@@ -136,11 +188,19 @@ func (s *session) run(q string) {
 // set runs SET key = value: a setting changed in place until the next
 // RELOAD rereads the config file (Source.Set).
 func (s *session) set(q string) {
+	m := setCommand.FindStringSubmatch(q)
+	if m != nil {
+		if _, ok := fakeParams[strings.ToLower(m[1])]; ok {
+			// as PgBouncer, for any console user
+			s.out.Send(&pgproto3.NoticeResponse{Severity: "NOTICE", SeverityUnlocalized: "NOTICE", Code: "00000", Message: "SET ignored"})
+			s.complete("SET")
+			return
+		}
+	}
 	if s.role != Admin {
 		s.fail("08P01", "admin access needed")
 		return
 	}
-	m := setCommand.FindStringSubmatch(q)
 	if m == nil {
 		s.invalid(q)
 		return
@@ -156,13 +216,49 @@ func (s *session) set(q string) {
 	s.complete("SET")
 }
 
-// waitPaused returns true when the pools of database ("" all) have no
-// server connection handed out, as PgBouncer's PAUSE does, and false when
-// a RESUME came first (a pool this PAUSE paused is no longer paused: its
-// servers are in use again and must not be closed) or the console ends.
-// A pool made since (another user's) is not waited for: PAUSE did not
-// pause it.
-func (s *session) waitPaused(database string) bool {
+// waitEnd is how a PAUSE's wait ended.
+type waitEnd int
+
+const (
+	waitDone      waitEnd = iota // the paused pools' servers are all back
+	waitOvertaken                // a RESUME came first, or the console ends
+	waitCancelled                // a cancel request (Console.Cancel)
+)
+
+// beginWait starts a wait that Console.Cancel may end: the channel it
+// returns is closed by a cancel until endWait.
+func (s *session) beginWait() <-chan struct{} {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	s.cancelled = make(chan struct{})
+	return s.cancelled
+}
+
+func (s *session) endWait() {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	s.cancelled = nil
+}
+
+// cancelWait ends the wait under way, if any.
+func (s *session) cancelWait() bool {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	if s.cancelled == nil {
+		return false
+	}
+	close(s.cancelled)
+	s.cancelled = nil
+	return true
+}
+
+// waitPaused returns waitDone when the pools of database ("" all) have no
+// server connection handed out, as PgBouncer's PAUSE does, waitOvertaken
+// when a RESUME came first (a pool this PAUSE paused is no longer paused:
+// its servers are in use again and must not be closed) or the console
+// ends, and waitCancelled when cancelled is closed first. A pool made
+// since (another user's) is not waited for: PAUSE did not pause it.
+func (s *session) waitPaused(database string, cancelled <-chan struct{}) waitEnd {
 	t := time.NewTicker(pauseWait)
 	defer t.Stop()
 	ours := map[[2]string]bool{}
@@ -172,24 +268,34 @@ func (s *session) waitPaused(database string) bool {
 		}
 	}
 	for {
+		select {
+		case <-cancelled:
+			return waitCancelled
+		default:
+		}
 		busy := false
 		for _, p := range s.c.Source.Pools() {
 			if !ours[[2]string{p.Database, p.User}] {
 				continue
 			}
 			if !p.Paused {
-				return false
+				return waitOvertaken
 			}
 			if p.ServersActive > 0 {
 				busy = true
 			}
 		}
 		if !busy {
-			return s.ctx.Err() == nil
+			if s.ctx.Err() != nil {
+				return waitOvertaken
+			}
+			return waitDone
 		}
 		select {
 		case <-s.ctx.Done():
-			return false
+			return waitOvertaken
+		case <-cancelled:
+			return waitCancelled
 		case <-t.C:
 		}
 	}
@@ -197,11 +303,16 @@ func (s *session) waitPaused(database string) bool {
 
 // waitClosed returns when no server connection of database ("" any)
 // waits to be closed after a RECONNECT, as PgBouncer's WAIT_CLOSE, or
-// when the console ends.
-func (s *session) waitClosed(database string) {
+// when the console ends; false when cancelled is closed first.
+func (s *session) waitClosed(database string, cancelled <-chan struct{}) bool {
 	t := time.NewTicker(pauseWait)
 	defer t.Stop()
 	for {
+		select {
+		case <-cancelled:
+			return false
+		default:
+		}
 		pending := false
 		for _, sv := range s.c.Source.Servers() {
 			if (database == "" || sv.Database == database) && sv.CloseNeeded {
@@ -209,11 +320,13 @@ func (s *session) waitClosed(database string) {
 			}
 		}
 		if !pending {
-			return
+			return true
 		}
 		select {
 		case <-s.ctx.Done():
-			return
+			return true
+		case <-cancelled:
+			return false
 		case <-t.C:
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -40,6 +42,13 @@ type Console struct {
 	// MaxMessage bounds a client message (at most and by default 64 KiB).
 	MaxMessage int
 	Log        *slog.Logger
+	// Database is the console's own database name: DISABLE, ENABLE,
+	// PAUSE, KILL, RECONNECT and WAIT_CLOSE refuse it, as PgBouncer's
+	// "cannot ... admin db" errors.
+	Database string
+
+	mu       sync.Mutex
+	sessions map[*pgwire.Client]*session // the clients Serve runs
 }
 
 // maxConsoleMessage bounds a console message: a SET of a long server URL
@@ -53,10 +62,7 @@ func (c *Console) Serve(ctx context.Context, cl *pgwire.Client, role Role) {
 	conn := cl.Conn
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	log := c.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	log := c.logger()
 	if role == NoAccess {
 		pgwire.WriteError(conn, "FATAL", "08P01", "not allowed")
 		return
@@ -78,9 +84,14 @@ func (c *Console) Serve(ctx context.Context, cl *pgwire.Client, role Role) {
 	}
 	be.SetMaxBodyLen(limit)
 	s := &session{c: c, ctx: ctx, role: role, out: be}
+	c.register(cl, s)
+	defer c.unregister(cl)
 	extended := false // an extended-protocol message was refused: skip to Sync
 	for {
 		msg, err := be.Receive()
+		if err == nil {
+			s.lastRequest.Store(time.Now().UnixNano())
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
 				log.Debug("console: client read failed", "addr", conn.RemoteAddr().String(), "err", err)
@@ -114,4 +125,56 @@ func (c *Console) Serve(ctx context.Context, cl *pgwire.Client, role Role) {
 			return
 		}
 	}
+}
+
+func (c *Console) register(cl *pgwire.Client, s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessions == nil {
+		c.sessions = make(map[*pgwire.Client]*session)
+	}
+	c.sessions[cl] = s
+}
+
+func (c *Console) unregister(cl *pgwire.Client) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.sessions, cl)
+}
+
+func (c *Console) session(cl *pgwire.Client) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[cl]
+}
+
+// Cancel is a CancelRequest with cl's key: a PAUSE or WAIT_CLOSE that cl
+// is waiting for ends with ERROR 57014, and such a PAUSE first resumes
+// what it paused (as PgBouncer resumes the pooler on a console client's
+// cancel), so that an admin can back out of a PAUSE that takes too long
+// with psql's ^C. It reports whether a wait was cancelled; a cancel when
+// cl waits for nothing does nothing, as PostgreSQL's.
+func (c *Console) Cancel(cl *pgwire.Client) bool {
+	s := c.session(cl)
+	return s != nil && s.cancelWait()
+}
+
+// RequestTime is when cl last sent a message (SHOW CLIENTS'
+// request_time); zero before its first one or when Serve does not run it.
+func (c *Console) RequestTime(cl *pgwire.Client) time.Time {
+	s := c.session(cl)
+	if s == nil {
+		return time.Time{}
+	}
+	if n := s.lastRequest.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+func (c *Console) logger() *slog.Logger {
+	if c.Log == nil {
+		return slog.Default()
+	}
+	return c.Log
 }

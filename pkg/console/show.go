@@ -134,8 +134,12 @@ func clientRows(clients []Client) [][]any {
 		if c.TLS {
 			tls = "TLS"
 		}
+		req := c.RequestTime
+		if req.IsZero() {
+			req = c.ConnectTime // as PgBouncer's, set at login
+		}
 		rows = append(rows, []any{"C", c.User, c.Database, c.State, addr, port, laddr, lport, stamp(c.ConnectTime),
-			null{}, int64(c.Wait / time.Second), int64(c.Wait % time.Second / time.Microsecond), 0, clientPtr(c.ID), link, 0, tls, c.ApplicationName})
+			stamp(req), int64(c.Wait / time.Second), int64(c.Wait % time.Second / time.Microsecond), 0, clientPtr(c.ID), link, 0, tls, c.ApplicationName})
 	}
 	return rows
 }
@@ -188,15 +192,12 @@ func (s *session) lists() [][]any {
 			users[u.Name] = true
 		}
 	}
-	servers := src.Servers()
-	used := 0
-	for _, sv := range servers {
-		if sv.State == "active" {
-			used++
-		}
-	}
+	// used_servers is every server connection open, idle ones included,
+	// as PgBouncer counts its server structs in use; free_servers is, in
+	// PgBouncer, the spare structs of that cache, which qprouter does not
+	// have: 0 (an empty cache's count), not the idle connections.
 	return [][]any{{"databases", len(dbs)}, {"users", len(users)}, {"pools", len(pools)},
-		{"used_clients", len(src.Clients())}, {"used_servers", used}, {"free_servers", len(servers) - used}}
+		{"used_clients", len(src.Clients())}, {"used_servers", len(src.Servers())}, {"free_servers", 0}}
 }
 
 var statsColumns = []column{{"database", typText}, {"total_xact_count", typNumeric}, {"total_query_count", typNumeric},

@@ -60,6 +60,7 @@ type Client struct {
 	State           string // "active" or "waiting"
 	Addr, LocalAddr string // host:port; "" unknown (a Unix socket)
 	ConnectTime     time.Time
+	RequestTime     time.Time     // its last request; zero: ConnectTime (SHOW CLIENTS never has NULL there)
 	ServerPID       uint32        // the server connection linked to it; 0 none
 	Wait            time.Duration // how long it has waited for a server so far (0 when not waiting)
 	TLS             bool

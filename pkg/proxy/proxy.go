@@ -174,6 +174,10 @@ type Options struct {
 	// Console returns when the client leaves or ctx ends (Shutdown).
 	ConsoleDatabase string
 	Console         func(ctx context.Context, cl *pgwire.Client)
+	// OnUnknownCancel, when set, is handed a CancelRequest whose key is no
+	// client session's (an admin console client's, say), instead of it
+	// being dropped. It runs on a goroutine of the cancel request's own.
+	OnUnknownCancel func(k pgwire.CancelKey)
 	// Loops, when set, serve transaction mode's plain transactions on
 	// event loops (netloop): every transaction-mode client socket not on
 	// TLS is adopted after its startup by the next loop in turn (when Mode
@@ -568,6 +572,10 @@ func (p *Proxy) cancel(k pgwire.CancelKey) {
 	s := p.byKey[keyString(k)]
 	p.mu.Unlock()
 	if s == nil {
+		if p.opts.OnUnknownCancel != nil {
+			p.opts.OnUnknownCancel(k)
+			return
+		}
 		p.log.Debug("proxy: cancel request with an unknown key")
 		return
 	}

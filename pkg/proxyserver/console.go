@@ -64,28 +64,49 @@ func (s *Server) newConsole() *console.Console {
 		Set:      s.set,
 		Shutdown: s.shutdown,
 	}
-	return &console.Console{Source: src, Version: consoleVersion, Log: s.log}
+	return &console.Console{Source: src, Version: consoleVersion, Log: s.log, Database: s.opts.Config.ConsoleDatabase}
 }
 
 // serveConsole is the proxy's Options.Console: the client's role from
 // admin_users and stats_users as they are now.
 func (s *Server) serveConsole(ctx context.Context, cl *pgwire.Client) {
 	c, _ := s.get()
-	user := cl.Startup.Params["user"]
-	role := console.NoAccess
-	switch {
-	case c.AuthType == "any": // as PgBouncer's: any user is an admin
-		role = console.Admin
-	case slices.Contains(c.AdminUsers, user):
-		role = console.Admin
-	case slices.Contains(c.StatsUsers, user):
-		role = console.StatsOnly
-	}
+	role := consoleRole(c, cl.Startup.Params["user"])
 	if role != console.NoAccess {
 		s.admins.add(cl)
 		defer s.admins.remove(cl)
 	}
 	s.console.Serve(ctx, cl, role)
+}
+
+// consoleRole is what user may do in the console: every command for the
+// admin_users, SHOW for the stats_users and, with auth_type any, for
+// every other user too (PgBouncer 1.18's admin_post_login lets them in,
+// but only admin_users get admin_user: PAUSE, SET, SHUTDOWN... answer
+// "admin access needed"); anyone else is refused.
+func consoleRole(c Config, user string) console.Role {
+	switch {
+	case slices.Contains(c.AdminUsers, user):
+		return console.Admin
+	case slices.Contains(c.StatsUsers, user), c.AuthType == "any":
+		return console.StatsOnly
+	}
+	return console.NoAccess
+}
+
+// consoleCancel is the proxy's Options.OnUnknownCancel: a CancelRequest
+// with a console client's key goes to the console (a waiting PAUSE
+// resumes and ends); any other unknown key is dropped, as before.
+func (s *Server) consoleCancel(k pgwire.CancelKey) {
+	for _, a := range s.admins.list() {
+		if a.cl.Key.Equal(k) {
+			if s.console.Cancel(a.cl) {
+				s.log.Info("console: a cancel request ended a waiting command", "user", a.cl.Startup.Params["user"])
+			}
+			return
+		}
+	}
+	s.log.Debug("proxy: cancel request with an unknown key")
 }
 
 // consolePools counts as waiting the clients waiting for a server or for
@@ -118,14 +139,17 @@ func (s *Server) consoleClients() []console.Client {
 		if !c.WaitingSince.IsZero() {
 			wait = time.Since(c.WaitingSince)
 		}
+		// request_time: the proxy does not record a client's last
+		// message; a waiting client's wait began with its request, and
+		// the others show their login (console.Client.RequestTime zero).
 		out = append(out, console.Client{ID: c.KeyPID, User: c.User, Database: c.Database, State: state, Addr: c.Addr,
-			LocalAddr: c.LocalAddr, ConnectTime: c.ConnectedSince, ServerPID: c.ServerPID, TLS: c.TLS, ApplicationName: c.Application,
-			Wait: wait})
+			LocalAddr: c.LocalAddr, ConnectTime: c.ConnectedSince, RequestTime: c.WaitingSince, ServerPID: c.ServerPID, TLS: c.TLS,
+			ApplicationName: c.Application, Wait: wait})
 	}
 	db := s.opts.Config.ConsoleDatabase
 	for _, a := range s.admins.list() {
 		c := console.Client{ID: a.cl.Key.PID, User: a.cl.Startup.Params["user"], Database: db, State: "active",
-			Addr: a.cl.Conn.RemoteAddr().String(), ConnectTime: a.since, TLS: a.cl.Startup.TLS,
+			Addr: a.cl.Conn.RemoteAddr().String(), ConnectTime: a.since, RequestTime: s.console.RequestTime(a.cl), TLS: a.cl.Startup.TLS,
 			ApplicationName: a.cl.Startup.Params["application_name"]}
 		if la := a.cl.Conn.LocalAddr(); la != nil && la.Network() == "tcp" {
 			c.LocalAddr = la.String()
@@ -356,6 +380,7 @@ func (s *Server) consoleHooks(o *proxy.Options) {
 	o.PoolBytes = st.bytes
 	o.ConsoleDatabase = s.opts.Config.ConsoleDatabase
 	o.Console = s.serveConsole
+	o.OnUnknownCancel = s.consoleCancel
 }
 
 // shutdown is the console's SHUTDOWN: Serve drains and returns, as at

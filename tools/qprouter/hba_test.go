@@ -195,8 +195,9 @@ func TestAuthType(t *testing.T) {
 }
 
 // auth_type any, as PgBouncer's: no password, every database served as a
-// user of its own whatever user the client names, and any user an admin
-// of the console; refused unless every database has its own user.
+// user of its own whatever user the client names, and any user let in to
+// the console, where only admin_users are admins (as PgBouncer 1.18
+// does); refused unless every database has its own user.
 func TestAuthTypeAny(t *testing.T) {
 	c := pgtest.Shared(t)
 	serverExec(t, c.URL(), "DROP ROLE IF EXISTS any_app", "CREATE ROLE any_app LOGIN")
@@ -213,14 +214,29 @@ func TestAuthTypeAny(t *testing.T) {
 	if _, err := pgconn.Connect(context.Background(), "postgres://whoever@"+addr+"/postgres?sslmode=disable"); !errors.As(err, &pe) || pe.Code != "3D000" {
 		t.Errorf("a database without an entry: %v, want 3D000", err)
 	}
+	// The console: as PgBouncer 1.18, a user not in admin_users is let in
+	// without a password but may only SHOW; the admin_users are admins.
 	cons, err := pgconn.Connect(context.Background(), "postgres://nobody@"+addr+"/pgbouncer?sslmode=disable")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cons.Close(context.Background())
+	if _, err := cons.Exec(context.Background(), "SHOW VERSION").ReadAll(); err != nil {
+		t.Errorf("SHOW VERSION as a user not in admin_users: %v", err)
+	}
+	for _, q := range []string{"PAUSE", "RESUME", "SHUTDOWN"} {
+		if _, err := cons.Exec(context.Background(), q).ReadAll(); err == nil || !strings.Contains(err.Error(), "admin access needed") {
+			t.Errorf("%s as a user not in admin_users: %v, want admin access needed", q, err)
+		}
+	}
+	boss, err := pgconn.Connect(context.Background(), "postgres://boss@"+addr+"/pgbouncer?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer boss.Close(context.Background())
 	for _, q := range []string{"PAUSE", "RESUME"} {
-		if _, err := cons.Exec(context.Background(), q).ReadAll(); err != nil {
-			t.Errorf("%s as a user not in admin_users: %v", q, err)
+		if _, err := boss.Exec(context.Background(), q).ReadAll(); err != nil {
+			t.Errorf("%s as a user in admin_users: %v", q, err)
 		}
 	}
 

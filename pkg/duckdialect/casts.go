@@ -4,6 +4,7 @@
 package duckdialect
 
 import (
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -52,9 +53,19 @@ func (r *rewriter) typeCast(tc *pg_query.TypeCast) (*pg_query.Node, error) {
 		if len(mods) > 0 {
 			return nil, unsupported("type %s with a precision", name)
 		}
-		if lit, ok := constString(tc.Arg); ok && strings.HasPrefix(name, "int") && !integerText(lit) {
-			// DuckDB rounds '1.5' to 2; PostgreSQL refuses it.
-			return nil, unsupported("'%s'::%s (not an integer's text)", lit, name)
+		if strings.HasPrefix(name, "int") {
+			if lit, ok := constString(tc.Arg); ok && !integerText(lit) {
+				// DuckDB rounds '1.5' to 2; PostgreSQL refuses it.
+				return nil, unsupported("'%s'::%s (not an integer's text)", lit, name)
+			} else if tc.Arg.GetAConst() == nil && !isInteger(tc.Arg) {
+				return integerCast(arg, duck), nil
+			}
+		}
+		if strings.HasPrefix(name, "timestamp") && tc.Arg.GetAConst() == nil {
+			// text with over 6 fractional digits: DuckDB truncates
+			// what PostgreSQL rounds
+			return textChecked(arg, duck, call("regexp_matches", cast(arg, "varchar"), strConst(longFractionRE)),
+				"time text with more than 6 fractional digits is not supported"), nil
 		}
 		return cast(arg, duck), nil
 	}
@@ -100,9 +111,12 @@ func numericCast(arg, orig *pg_query.Node, mods []int64) (*pg_query.Node, error)
 		if p < 1 || p > 38 || s < 0 || s > p {
 			return nil, unsupported("numeric(%d,%d) (DuckDB decimals hold 1 to 38 digits)", p, s)
 		}
-		return cast(arg, "decimal", p, s), nil
+		if c := orig.GetAConst(); c != nil || isInteger(orig) {
+			return cast(arg, "decimal", p, s), nil
+		}
+		return floatDecimal(arg, p, s), nil
 	}
-	if isInteger(orig) {
+	if isInteger(orig) || bigintLiteral(orig) {
 		return cast(arg, "decimal", 38, 0), nil
 	}
 	if c := orig.GetAConst(); c != nil && c.GetFval() != nil {
@@ -114,6 +128,20 @@ func numericCast(arg, orig *pg_query.Node, mods []int64) (*pg_query.Node, error)
 		}
 	}
 	return nil, unsupported("numeric without precision and scale on an expression of unknown type (write numeric(p,s))")
+}
+
+// floatDecimal casts to DECIMAL(p,s) as PostgreSQL converts floating
+// point to numeric: through the value's text with 15 significant digits
+// (6 for real), then rounding half away from zero. DuckDB scales the
+// binary value: 1.005::float8 is 1.00499999... and would round to 1.00,
+// where PostgreSQL gives 1.01. The type is known only at run time.
+func floatDecimal(x *pg_query.Node, p, s int64) *pg_query.Node {
+	viaText := func(typ, format string) (*pg_query.Node, *pg_query.Node) {
+		return op("=", call("typeof", x), strConst(typ)), cast(call("printf", strConst(format), x), "decimal", p, s)
+	}
+	isDouble, double := viaText("DOUBLE", "%.15g")
+	isReal, real := viaText("FLOAT", "%.6g")
+	return caseWhen(isDouble, double, caseWhen(isReal, real, cast(x, "decimal", p, s)))
 }
 
 // textCast casts to VARCHAR. DuckDB writes floating-point values and
@@ -168,6 +196,17 @@ func plainText(x *pg_query.Node) bool {
 	return c != nil && c.Isnull
 }
 
+// bigintLiteral reports an integer literal beyond int4: PostgreSQL's
+// parser leaves it a Float node, but it is an int8 (DuckDB: BIGINT), and
+// 3000000000::numeric must not divide as an integer.
+func bigintLiteral(n *pg_query.Node) bool {
+	if c := n.GetAConst(); c != nil && c.GetFval() != nil {
+		_, err := strconv.ParseInt(c.GetFval().Fval, 10, 64)
+		return err == nil
+	}
+	return false
+}
+
 // integerFuncs return integers in both engines.
 var integerFuncs = map[string]bool{
 	"count": true, "length": true, "char_length": true, "character_length": true,
@@ -211,8 +250,10 @@ func isInteger(n *pg_query.Node) bool {
 // integerText reports text PostgreSQL 15 reads as an integer: optional
 // spaces and sign, then decimal digits.
 func integerText(s string) bool {
-	s = strings.TrimSpace(s)
-	s = strings.TrimLeft(s, "+-")
+	s = strings.Trim(s, cSpace)
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
 	if s == "" {
 		return false
 	}
@@ -222,4 +263,25 @@ func integerText(s string) bool {
 		}
 	}
 	return true
+}
+
+// cSpace is isspace() in the C locale, the blanks PostgreSQL's integer
+// input skips.
+const cSpace = " \t\n\v\f\r"
+
+// integerCast casts to an integer type, failing for text that is not
+// integerText: DuckDB's cast also reads '1.5' (as 2), '0x10', '1e3' and
+// '1_000', which PostgreSQL 15 refuses. The type is known only at run
+// time, so the check is chosen by typeof.
+func integerCast(x *pg_query.Node, typ string) *pg_query.Node {
+	digits := call("regexp_full_match", cast(x, "varchar"), strConst(`[ \t\n\v\f\r]*[+-]?[0-9]+[ \t\n\v\f\r]*`))
+	return textChecked(x, typ, not(digits), "invalid input syntax for type "+typ)
+}
+
+// textChecked is CAST(x AS typ) that raises msg when x is text and bad
+// holds.
+func textChecked(x *pg_query.Node, typ string, bad *pg_query.Node, msg string) *pg_query.Node {
+	isText := op("=", call("typeof", x), strConst("VARCHAR"))
+	cond := pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{isText, bad}, -1)
+	return caseWhen(cond, raise(msg), cast(x, typ))
 }

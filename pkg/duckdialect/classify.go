@@ -4,6 +4,11 @@ package duckdialect
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
 	"github.com/qpkit/qpkit/pkg/safesql"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -72,5 +77,39 @@ func parse(sql string) (*pg_query.ParseResult, error) {
 		}
 		return nil, &SyntaxError{Message: err.Error()}
 	}
+	if err := pg15Numbers(sql); err != nil {
+		return nil, err
+	}
 	return tree, nil
+}
+
+// newNumber finds text that may hold a number PostgreSQL 16 added to the
+// grammar: 0x1F, 0o17, 0b101, 1_000.
+var newNumber = regexp.MustCompile(`0[xXoObB]|[0-9]_[0-9]`)
+
+// pg15Numbers rejects the numbers that pg_query's PostgreSQL 17 grammar
+// reads but PostgreSQL 15, which the clients expect, rejects with
+// "trailing junk after numeric literal". The scan (another cgo call) runs
+// only for text that may hold one.
+func pg15Numbers(sql string) error {
+	if !newNumber.MatchString(sql) {
+		return nil
+	}
+	res, err := pg_query.Scan(sql)
+	if err != nil {
+		return nil // the parser accepted it; nothing to add
+	}
+	for _, t := range res.Tokens {
+		if t.Token != pg_query.Token_ICONST && t.Token != pg_query.Token_FCONST {
+			continue
+		}
+		text := sql[t.Start:t.End]
+		if strings.Contains(text, "_") || len(text) > 1 && text[0] == '0' && strings.ContainsAny(text[1:2], "xXoObB") {
+			return &SyntaxError{
+				Message:  fmt.Sprintf("trailing junk after numeric literal at or near %q", text),
+				Position: utf8.RuneCountInString(sql[:t.Start]) + 1,
+			}
+		}
+	}
+	return nil
 }

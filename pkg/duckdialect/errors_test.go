@@ -185,7 +185,7 @@ func TestRewrites(t *testing.T) {
 		"select a from t where d <= date '1998-12-01' - interval '90' day": "SELECT a FROM t WHERE d <= ('1998-12-01'::date - '0 months 90 days 0 microseconds'::\"interval\")",
 		"select a from t where x ~ 'b' and y !~* 'c'":                      "SELECT a FROM t WHERE regexp_matches(x, 'b', 's') AND NOT regexp_matches(y, 'c', 'is')",
 		"select a from t where x like 'a\\_%' and y like 'b%'":             "SELECT a FROM t WHERE like_escape(x, E'a\\\\_%', E'\\\\') AND y LIKE 'b%'",
-		"select a / b, a / 2 from t":                                       "SELECT a / CASE WHEN b = 0 THEN error('division by zero') ELSE b END AS \"?column?\", a / 2 AS \"?column?\" FROM t",
+		"select a / b, a / 2 from t":                                       "SELECT a / CASE WHEN b = 0 AND a IS NOT NULL THEN error('division by zero') ELSE b END AS \"?column?\", a / 2 AS \"?column?\" FROM t",
 		"select substring(a from 1 for 2) from t":                          "SELECT \"substring\"(a, 1, 2) AS \"substring\" FROM t",
 		"select extract(year from d) from t":                               "SELECT date_part('year', d)::\"decimal\"(18, 0) AS \"extract\" FROM t",
 		"select count(*) filter (where a > 1) from t":                      "SELECT count(*) FILTER (WHERE a > 1) AS count FROM t",

@@ -3,6 +3,8 @@
 package duckdialect
 
 import (
+	"regexp"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -23,8 +25,8 @@ func (r *rewriter) expr(n *pg_query.Node) (*pg_query.Node, error) {
 	case *pg_query.Node_BoolExpr:
 		return n, r.exprList(v.BoolExpr.Args)
 	case *pg_query.Node_NullTest:
-		var err error
-		v.NullTest.Arg, err = r.expr(v.NullTest.Arg)
+		arg, err := r.expr(v.NullTest.Arg)
+		v.NullTest.Arg = paren(arg)
 		return n, err
 	case *pg_query.Node_BooleanTest:
 		return r.booleanTest(v.BooleanTest)
@@ -67,13 +69,26 @@ func constant(n *pg_query.Node, c *pg_query.A_Const) (*pg_query.Node, error) {
 		return n, nil
 	}
 	switch v := c.Val.(type) {
-	case *pg_query.A_Const_Ival, *pg_query.A_Const_Sval, *pg_query.A_Const_Boolval:
+	case *pg_query.A_Const_Sval:
+		if longFraction.MatchString(v.Sval.Sval) {
+			// PostgreSQL rounds a time's seventh fractional digit, DuckDB
+			// truncates it; the literal's type is unknown here.
+			return nil, unsupported("time text with more than 6 fractional digits ('%s')", v.Sval.Sval)
+		}
+		return n, nil
+	case *pg_query.A_Const_Ival, *pg_query.A_Const_Boolval:
 		return n, nil
 	case *pg_query.A_Const_Fval:
 		return numericLiteral(v.Fval.Fval)
 	}
 	return nil, unsupported("bit-string literals")
 }
+
+// longFraction finds a time of day with more than 6 fractional digits
+// (a RE2 pattern, also run by DuckDB on text cast to timestamp).
+var longFraction = regexp.MustCompile(longFractionRE)
+
+const longFractionRE = `[0-9]:[0-9]+[.][0-9]{7}`
 
 // booleanTest keeps IS [NOT] TRUE/FALSE and spells IS [NOT] UNKNOWN as
 // IS [NOT] NULL, which DuckDB's parser lacks.
@@ -82,6 +97,7 @@ func (r *rewriter) booleanTest(b *pg_query.BooleanTest) (*pg_query.Node, error) 
 	if err != nil {
 		return nil, err
 	}
+	arg = paren(arg)
 	b.Arg = arg
 	switch b.Booltesttype {
 	case pg_query.BoolTestType_IS_UNKNOWN, pg_query.BoolTestType_IS_NOT_UNKNOWN:

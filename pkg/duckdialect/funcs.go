@@ -174,17 +174,23 @@ func substring(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 		if aConst && a >= 1 {
 			return call("substring", s, start), nil
 		}
-		return call("substring", s, call("greatest", start, intConst(1))), nil
+		return call("substring", s, atLeast(start, 1)), nil
 	}
 	n := args[2]
 	if l, ok := constInt(n); ok && l >= 0 && aConst && a >= 1 {
 		return call("substring", s, start, n), nil
 	}
 	// From max(a,1) up to a+n-1 inclusive; n < 0 raises like PostgreSQL.
-	from := call("greatest", start, intConst(1))
-	length := call("greatest", op("-", op("+", start, n), from), intConst(0))
+	from := atLeast(start, 1)
+	length := atLeast(op("-", op("+", start, n), from), 0)
 	length = caseWhen(op("<", n, intConst(0)), raise("negative substring length not allowed"), length)
 	return call("substring", s, from, length), nil
+}
+
+// atLeast is max(x, k), NULL when x is NULL as in PostgreSQL's strict
+// substring (greatest would skip a NULL and answer k).
+func atLeast(x *pg_query.Node, k int64) *pg_query.Node {
+	return caseWhen(op("<", x, intConst(k)), intConst(k), x)
 }
 
 // round keeps PostgreSQL's ties: round(numeric) rounds half away from zero
@@ -324,12 +330,14 @@ func reverse(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 	return call("array_to_string", call("list_reverse", call("string_split", fc.Args[0], strConst(""))), strConst("")), nil
 }
 
-// mod maps mod(a, b) with PostgreSQL's division by zero error, as "%".
+// mod maps mod(a, b) with PostgreSQL's division by zero error and its
+// refusal of floating point, as "%".
 func mod(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 	if len(fc.Args) != 2 {
 		return nil, unsupported("mod with %d arguments", len(fc.Args))
 	}
-	return call("mod", fc.Args[0], nonZero(fc.Args[1])), nil
+	x, d := fc.Args[0], fc.Args[1]
+	return call("mod", x, noFloatMod(x, d, nonZero(x, d))), nil
 }
 
 // wordSet makes a set from whitespace-separated words.

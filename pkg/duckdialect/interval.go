@@ -5,6 +5,7 @@ package duckdialect
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -25,7 +26,30 @@ const (
 
 // interval is PostgreSQL's (and DuckDB's) representation: months, days
 // and microseconds, kept apart because they do not convert exactly.
-type interval struct{ months, days, micros int64 }
+// overflow records that a product or sum left int64 (PostgreSQL's months
+// and days are int32, checked at the end).
+type interval struct {
+	months, days, micros int64
+	overflow             bool
+}
+
+// mul returns a*b, noting an int64 overflow in iv.
+func (iv *interval) mul(a, b int64) int64 {
+	c := a * b
+	if a != 0 && (c/a != b || (a == -1 && b == math.MinInt64)) {
+		iv.overflow = true
+	}
+	return c
+}
+
+// add returns a+b, noting an int64 overflow in iv.
+func (iv *interval) add(a, b int64) int64 {
+	c := a + b
+	if (c > a) != (b > 0) {
+		iv.overflow = true
+	}
+	return c
+}
 
 const (
 	usPerSecond = 1_000_000
@@ -49,6 +73,11 @@ func intervalLiteral(s string, mods []int64) (*pg_query.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if iv.overflow || iv.months != int64(int32(iv.months)) || iv.days != int64(int32(iv.days)) {
+		// PostgreSQL: "interval field value out of range"; the sums
+		// here would wrap around.
+		return nil, unsupported("interval literal '%s' out of range (interval field value out of range)", s)
+	}
 	text := fmt.Sprintf("%d months %d days %d microseconds", iv.months, iv.days, iv.micros)
 	return cast(strConst(text), "interval"), nil
 }
@@ -58,22 +87,25 @@ func intervalLiteral(s string, mods []int64) (*pg_query.Node, error) {
 // field), 'Y-M' year to month, and "N unit" lists with optional hh:mm[:ss].
 func parseInterval(s string, mask int64) (interval, error) {
 	bad := func() (interval, error) { return interval{}, unsupported("interval literal '%s' in this form", s) }
+	var iv interval
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
 		switch mask {
 		case maskYear:
-			return interval{months: 12 * v}, nil
+			iv.months = iv.mul(12, v)
 		case maskMonth:
-			return interval{months: v}, nil
+			iv.months = v
 		case maskDay:
-			return interval{days: v}, nil
+			iv.days = v
 		case maskHour:
-			return interval{micros: v * usPerHour}, nil
+			iv.micros = iv.mul(v, usPerHour)
 		case maskMinute:
-			return interval{micros: v * usPerMinute}, nil
+			iv.micros = iv.mul(v, usPerMinute)
 		case maskSecond, maskFullRange:
-			return interval{micros: v * usPerSecond}, nil
+			iv.micros = iv.mul(v, usPerSecond)
+		default:
+			return bad()
 		}
-		return bad()
+		return iv, nil
 	}
 	if mask == maskYear|maskMonth {
 		y, m, ok := strings.Cut(s, "-")
@@ -86,12 +118,12 @@ func parseInterval(s string, mask int64) (interval, error) {
 		if strings.HasPrefix(y, "-") {
 			sign = -1
 		}
-		return interval{months: 12*yv + sign*mv}, nil
+		iv.months = iv.add(iv.mul(12, yv), sign*mv)
+		return iv, nil
 	}
 	if mask != maskFullRange {
 		return bad()
 	}
-	var iv interval
 	f := strings.Fields(strings.TrimPrefix(s, "@"))
 	if len(f) == 0 {
 		return bad()
@@ -100,12 +132,12 @@ func parseInterval(s string, mask int64) (interval, error) {
 	seen := map[string]bool{}
 	for i := 0; i < len(f); i++ {
 		if strings.Contains(f[i], ":") {
-			us, ok := clockMicros(f[i])
+			us, ok := clockMicros(&iv, f[i])
 			if !ok || seen[":"] {
 				return bad()
 			}
 			seen[":"] = true
-			iv.micros += us
+			iv.micros = iv.add(iv.micros, us)
 			continue
 		}
 		if i+1 >= len(f) {
@@ -170,7 +202,7 @@ func addUnit(iv *interval, num, unit string) bool {
 		intPart, frac, _ := strings.Cut(strings.TrimLeft(num, "+-"), ".")
 		whole, _ := strconv.ParseInt("0"+intPart, 10, 64)
 		fr, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
-		us := whole*usPerSecond + fr // in millionths of the unit
+		us := iv.add(iv.mul(whole, usPerSecond), fr) // in millionths of the unit
 		switch unit {
 		case "millisecond", "msec":
 			if us%1000 != 0 {
@@ -186,7 +218,7 @@ func addUnit(iv *interval, num, unit string) bool {
 		if neg {
 			us = -us
 		}
-		iv.micros += us
+		iv.micros = iv.add(iv.micros, us)
 		return true
 	}
 	v, err := strconv.ParseInt(num, 10, 64)
@@ -195,25 +227,25 @@ func addUnit(iv *interval, num, unit string) bool {
 	}
 	switch unit {
 	case "year", "yr", "y":
-		iv.months += 12 * v
+		iv.months = iv.add(iv.months, iv.mul(12, v))
 	case "mon", "month":
-		iv.months += v
+		iv.months = iv.add(iv.months, v)
 	case "week", "w":
-		iv.days += 7 * v
+		iv.days = iv.add(iv.days, iv.mul(7, v))
 	case "day", "d":
-		iv.days += v
+		iv.days = iv.add(iv.days, v)
 	case "hour", "hr", "h":
-		iv.micros += v * usPerHour
+		iv.micros = iv.add(iv.micros, iv.mul(v, usPerHour))
 	case "minute", "min":
-		iv.micros += v * usPerMinute
+		iv.micros = iv.add(iv.micros, iv.mul(v, usPerMinute))
 	default:
 		return false
 	}
 	return true
 }
 
-// clockMicros reads [-]hh:mm[:ss[.ffffff]].
-func clockMicros(s string) (int64, bool) {
+// clockMicros reads [-]hh:mm[:ss[.ffffff]], noting an overflow in iv.
+func clockMicros(iv *interval, s string) (int64, bool) {
 	neg := strings.HasPrefix(s, "-")
 	parts := strings.Split(strings.TrimLeft(s, "+-"), ":")
 	if len(parts) < 2 || len(parts) > 3 {
@@ -224,13 +256,13 @@ func clockMicros(s string) (int64, bool) {
 	if err1 != nil || err2 != nil || m > 59 {
 		return 0, false
 	}
-	us := h*usPerHour + m*usPerMinute
+	us := iv.add(iv.mul(h, usPerHour), m*usPerMinute)
 	if len(parts) == 3 {
-		var iv interval
-		if !addUnit(&iv, parts[2], "second") || iv.micros >= 60*usPerSecond {
+		var sec interval
+		if !addUnit(&sec, parts[2], "second") || sec.micros >= 60*usPerSecond {
 			return 0, false
 		}
-		us += iv.micros
+		us = iv.add(us, sec.micros)
 	}
 	if neg {
 		us = -us

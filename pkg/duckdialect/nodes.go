@@ -138,3 +138,18 @@ func opName(e *pg_query.A_Expr) string {
 	}
 	return ""
 }
+
+// paren puts an operand that is itself an operator expression (AND, OR,
+// NOT, IS tests, A_Expr) in parentheses. pg_query's deparser leaves them
+// out under IS [NOT] NULL, IS NOT DISTINCT FROM, IN, BETWEEN and LIKE,
+// where the operand can bind looser than its parent: "(a OR b) IS NULL"
+// would come out as "a OR b IS NULL", a OR (b IS NULL). A one-element
+// implicit row is deparsed as "(x)", which both engines read as x.
+func paren(n *pg_query.Node) *pg_query.Node {
+	switch n.GetNode().(type) {
+	case *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest, *pg_query.Node_AExpr:
+		return &pg_query.Node{Node: &pg_query.Node_RowExpr{RowExpr: &pg_query.RowExpr{
+			Args: []*pg_query.Node{n}, RowFormat: pg_query.CoercionForm_COERCE_IMPLICIT_CAST, Location: -1}}}
+	}
+	return n
+}

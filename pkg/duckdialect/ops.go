@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
 )
 
 // sameOps are binary or prefix operators whose DuckDB meaning matches
@@ -65,8 +66,11 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 			// as power(): PostgreSQL errors where DuckDB returns an
 			// infinity or NaN (0 ^ -1, (-8) ^ 0.5, 10 ^ 400)
 			return finite(r, &pg_query.FuncCall{Funcname: []*pg_query.Node{pg_query.MakeStrNode("power")}, Args: []*pg_query.Node{e.Lexpr, e.Rexpr}})
-		case name == "/" || name == "%":
-			e.Rexpr = nonZero(e.Rexpr)
+		case name == "/":
+			e.Rexpr = nonZero(e.Lexpr, e.Rexpr)
+			return n, nil
+		case name == "%":
+			e.Rexpr = noFloatMod(e.Lexpr, e.Rexpr, nonZero(e.Lexpr, e.Rexpr))
 			return n, nil
 		case likeOps[name] != "":
 			return like(n, e, name)
@@ -77,11 +81,32 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 	case pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT,
 		pg_query.A_Expr_Kind_AEXPR_NULLIF, pg_query.A_Expr_Kind_AEXPR_IN,
 		pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN:
-		return n, paddedLiteral(e.Lexpr, e.Rexpr)
+		if err := paddedLiteral(e.Lexpr, e.Rexpr); err != nil {
+			return nil, err
+		}
+		parenOperands(e)
+		return n, nil
 	case pg_query.A_Expr_Kind_AEXPR_LIKE, pg_query.A_Expr_Kind_AEXPR_ILIKE:
-		return like(n, e, name)
+		m, err := like(n, e, name)
+		if m == n {
+			parenOperands(e)
+		}
+		return m, err
 	}
 	return nil, unsupported("%s", e.Kind)
+}
+
+// parenOperands parenthesizes the operands (and BETWEEN's bounds) that
+// the deparser writes bare; see paren.
+func parenOperands(e *pg_query.A_Expr) {
+	e.Lexpr = paren(e.Lexpr)
+	if l := e.Rexpr.GetList(); l != nil {
+		for i, x := range l.Items {
+			l.Items[i] = paren(x)
+		}
+	} else if e.Rexpr.GetSubLink() == nil {
+		e.Rexpr = paren(e.Rexpr)
+	}
 }
 
 // paddedLiteral refuses comparisons with a string literal that ends in a
@@ -103,9 +128,14 @@ func paddedLiteral(operands ...*pg_query.Node) error {
 	return nil
 }
 
-// nonZero guards a divisor: PostgreSQL fails on division by zero where
-// DuckDB returns NULL. Nonzero literals need no guard.
-func nonZero(d *pg_query.Node) *pg_query.Node {
+// nonZero guards the divisor d of x: PostgreSQL fails on division by
+// zero where DuckDB returns NULL, but only for a dividend that is not
+// NULL (NULL / 0 is NULL: the operators are strict). Nonzero literals
+// need no guard. The NULL test repeats x, so a chain of divisions would
+// double at each step; a dividend over maxRepeated bytes keeps the
+// plain guard, which also raises the error for NULL / 0 (an error, not
+// a wrong answer).
+func nonZero(x, d *pg_query.Node) *pg_query.Node {
 	if c := d.GetAConst(); c != nil && !c.Isnull {
 		if i := c.GetIval(); i != nil && i.Ival != 0 {
 			return d
@@ -114,7 +144,42 @@ func nonZero(d *pg_query.Node) *pg_query.Node {
 			return d
 		}
 	}
-	return caseWhen(op("=", d, intConst(0)), raise("division by zero"), d)
+	zero := op("=", d, intConst(0))
+	if c := x.GetAConst(); (c == nil || c.Isnull) && proto.Size(x) <= maxRepeated {
+		notNull := &pg_query.Node{Node: &pg_query.Node_NullTest{NullTest: &pg_query.NullTest{Arg: paren(x), Nulltesttype: pg_query.NullTestType_IS_NOT_NULL, Location: -1}}}
+		zero = pg_query.MakeBoolExprNode(pg_query.BoolExprType_AND_EXPR, []*pg_query.Node{zero, notNull}, -1)
+	}
+	return caseWhen(zero, raise("division by zero"), d)
+}
+
+// maxRepeated bounds the size (protobuf bytes) of an expression that
+// nonZero repeats.
+const maxRepeated = 1024
+
+// noFloatMod returns the guarded divisor g of x % d (or mod(x, d)), or
+// an error when x or d is floating point: PostgreSQL has % and mod() for
+// integers and numeric only, DuckDB also for doubles. Literals are never
+// floating point; other types are known only at run time.
+func noFloatMod(x, d, g *pg_query.Node) *pg_query.Node {
+	var floats []*pg_query.Node
+	for _, o := range []*pg_query.Node{x, d} {
+		if o.GetAConst() == nil && !isInteger(o) {
+			floats = append(floats, isFloat(o))
+		}
+	}
+	switch len(floats) {
+	case 0:
+		return g
+	case 2:
+		floats = []*pg_query.Node{pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, floats, -1)}
+	}
+	return caseWhen(floats[0], raise("% and mod() of double precision or real do not exist in PostgreSQL"), g)
+}
+
+// isFloat tests, in DuckDB, whether x is a double or a real.
+func isFloat(x *pg_query.Node) *pg_query.Node {
+	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_IN, []*pg_query.Node{pg_query.MakeStrNode("=")},
+		call("typeof", x), pg_query.MakeListNode([]*pg_query.Node{strConst("DOUBLE"), strConst("FLOAT")}), -1)
 }
 
 // like rewrites LIKE and ILIKE. PostgreSQL's default escape character is

@@ -22,10 +22,11 @@ func regexMatch(e *pg_query.A_Expr, name string) (*pg_query.Node, error) {
 	if name == "~*" || name == "!~*" {
 		flags = "is"
 	}
-	if err := checkPattern(e.Rexpr, flags, false); err != nil {
+	pattern, err := checkPattern(e.Rexpr, flags, false)
+	if err != nil {
 		return nil, err
 	}
-	m := call("regexp_matches", e.Lexpr, e.Rexpr, strConst(flags))
+	m := call("regexp_matches", e.Lexpr, pattern, strConst(flags))
 	if name[0] == '!' {
 		return not(m), nil
 	}
@@ -52,45 +53,110 @@ func regexpReplace(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 		}
 		flags += f
 	}
-	if err := checkPattern(fc.Args[1], flags, true); err != nil {
+	pattern, err := checkPattern(fc.Args[1], flags, true)
+	if err != nil {
 		return nil, err
 	}
-	return call("regexp_replace", fc.Args[0], fc.Args[1], fc.Args[2], strConst(flags)), nil
+	return call("regexp_replace", fc.Args[0], pattern, fc.Args[2], strConst(flags)), nil
 }
 
-// checkPattern refuses a pattern whose meaning differs between
-// PostgreSQL's regular expressions (ARE) and RE2: one that is not a
-// literal (it could be any of these); \b and \B (a backspace and a
+// checkPattern returns the pattern RE2 reads as PostgreSQL's regular
+// expressions (ARE) read it, or refuses it. Refused: a pattern that is
+// not a literal (it could be any of these); \b and \B (a backspace and a
 // backslash in an ARE, word boundaries in RE2); embedded options such as
-// (?m) (other meanings); with case folding (flag i), a non-ASCII pattern
-// (PostgreSQL's C ctype folds ASCII only, RE2 all of Unicode); and, where
-// what matched is used (replace), alternation, since an ARE takes the
-// longest alternative and RE2 the first that matches.
-func checkPattern(n *pg_query.Node, flags string, replace bool) error {
+// (?m) (other meanings); \S in a bracket expression. With case folding
+// (flag i), PostgreSQL's C ctype folds ASCII only and RE2 all of Unicode,
+// including k to U+212A (Kelvin sign) and s to U+017F (long s): refused
+// are non-ASCII patterns and those that can match k or s (the letters,
+// bracket expressions, \w, \W and character-code escapes). Where what
+// matched is used (replace): alternation, since an ARE takes the longest
+// alternative and RE2 the first that matches, and non-greedy quantifiers,
+// since an ARE's first quantifier sets the whole match's greediness.
+// Rewritten: \s and \S, which in an ARE include the vertical tab, to
+// [[:space:]] and [^[:space:]].
+func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node, error) {
 	p, ok := constString(n)
 	if !ok {
-		return unsupported("a regular expression that is not a literal")
+		return nil, unsupported("a regular expression that is not a literal")
 	}
-	for i := 0; i+1 < len(p); i++ {
+	fold := strings.Contains(flags, "i")
+	foldErr := func(what string) error {
+		return unsupported("case-insensitive matching of a regular expression with %s (RE2 also folds U+212A and U+017F to k and s)", what)
+	}
+	var out strings.Builder
+	bracket, quantified := false, false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		after := quantified
+		quantified = false
 		switch {
-		case p[i] == '\\':
-			if c := p[i+1]; c == 'b' || c == 'B' {
-				return unsupported("\\%c in a regular expression", c)
-			}
+		case c == '\\' && i+1 < len(p):
+			e := p[i+1]
 			i++
-		case p[i] == '(' && p[i+1] == '?' && i+2 < len(p) && (p[i+2] >= 'a' && p[i+2] <= 'z' || p[i+2] >= 'A' && p[i+2] <= 'Z'):
-			return unsupported("embedded options (?%c...) in a regular expression", p[i+2])
+			switch {
+			case e == 'b' || e == 'B':
+				return nil, unsupported("\\%c in a regular expression", e)
+			case e == 's' && bracket:
+				out.WriteString("[:space:]")
+			case e == 's':
+				out.WriteString("[[:space:]]")
+			case e == 'S' && bracket:
+				return nil, unsupported("\\S in a bracket expression of a regular expression")
+			case e == 'S':
+				out.WriteString("[^[:space:]]")
+			case fold && (strings.IndexByte("wWxuUe", e) >= 0 || e >= '0' && e <= '9'):
+				return nil, foldErr(`\` + string(e))
+			default:
+				out.WriteByte(c)
+				out.WriteByte(e)
+			}
+			continue
+		case c == '(' && i+2 < len(p) && p[i+1] == '?' && (p[i+2] >= 'a' && p[i+2] <= 'z' || p[i+2] >= 'A' && p[i+2] <= 'Z'):
+			return nil, unsupported("embedded options (?%c...) in a regular expression", p[i+2])
+		case bracket && c == '[' && i+1 < len(p) && strings.IndexByte(":.=", p[i+1]) >= 0:
+			// [:alpha:], [.x.], [=x=] run to their own closing "]"
+			if end := strings.Index(p[i+2:], string(p[i+1])+"]"); end >= 0 {
+				out.WriteString(p[i : i+end+4])
+				i += end + 3
+				continue
+			}
+		case bracket:
+			bracket = c != ']'
+		case c == '[':
+			if fold {
+				return nil, foldErr("a bracket expression")
+			}
+			bracket = true
+			out.WriteByte(c)
+			if i+1 < len(p) && p[i+1] == '^' { // a leading "]" is a member
+				i++
+				out.WriteByte('^')
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				i++
+				out.WriteByte(']')
+			}
+			continue
+		case fold && strings.IndexByte("kKsS", c) >= 0:
+			return nil, foldErr("the letter " + string(c))
+		case replace && c == '|':
+			return nil, unsupported("alternation (|) in a regular expression whose match is replaced")
+		case replace && c == '?' && after:
+			return nil, unsupported("non-greedy quantifiers in a regular expression whose match is replaced")
+		case c == '*' || c == '+' || c == '?' || c == '}':
+			quantified = true
 		}
+		out.WriteByte(c)
 	}
-	if strings.Contains(flags, "i") {
+	if fold {
 		for i := 0; i < len(p); i++ {
 			if p[i] >= 0x80 {
-				return unsupported("case-insensitive matching of a non-ASCII pattern")
+				return nil, unsupported("case-insensitive matching of a non-ASCII pattern")
 			}
 		}
 	}
-	if replace && strings.Contains(p, "|") {
-		return unsupported("alternation (|) in a regular expression whose match is replaced")
+	if out.String() == p {
+		return n, nil
 	}
-	return nil
+	return strConst(out.String()), nil
 }

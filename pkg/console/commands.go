@@ -100,7 +100,15 @@ func (s *session) run(q string) {
 	case "PAUSE":
 		cancelled := s.beginWait() // before the pause: a cancel from now on undoes it
 		defer s.endWait()
-		if err := src.Pause(arg); err != nil {
+		undo := func() error { return src.Resume(arg) }
+		if src.PauseUndoable != nil {
+			u, err := src.PauseUndoable(arg)
+			if err != nil {
+				s.fail("08P01", err.Error())
+				return
+			}
+			undo = func() error { u(); return nil }
+		} else if err := src.Pause(arg); err != nil {
 			s.fail("08P01", err.Error())
 			return
 		}
@@ -112,7 +120,7 @@ func (s *session) run(q string) {
 		case waitCancelled:
 			// ^C: resume what this PAUSE paused, as PgBouncer resumes
 			// the pooler on a console client's cancel.
-			if err := src.Resume(arg); err != nil {
+			if err := undo(); err != nil {
 				s.c.logger().Debug("console: resume after a cancelled PAUSE", "err", err)
 			}
 			s.fail("57014", "canceling statement due to user request (PAUSE cancelled: resumed)")

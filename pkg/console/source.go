@@ -19,6 +19,11 @@ type Source struct {
 	// ("" every pool); Resume undoes it. An unknown database is an error
 	// naming it.
 	Pause, Resume func(database string) error
+	// PauseUndoable, when set, is Pause for the PAUSE command, with a
+	// function that undoes only that pause: a PAUSE cancelled while it
+	// waits calls it, where it would otherwise call Resume (which also
+	// resumes what other commands paused).
+	PauseUndoable func(database string) (undo func(), err error)
 	// Disable makes database refuse new clients; Enable undoes it.
 	Disable, Enable func(database string) error
 	// Kill pauses database and closes its clients and server connections

@@ -31,19 +31,20 @@ func (c *Config) consoleOn() bool { return len(c.AdminUsers)+len(c.StatsUsers) >
 // newConsole builds the console over s.proxy (set later by New).
 func (s *Server) newConsole() *console.Console {
 	src := console.Source{
-		Pools:      s.consolePools,
-		Clients:    s.consoleClients,
-		Servers:    s.consoleServers,
-		Databases:  s.consoleDatabases,
-		Users:      s.consoleUsers,
-		Config:     s.consoleConfig,
-		Stats:      s.stats.snapshot,
-		Pause:      func(db string) error { return s.pauseDatabase(db, true) },
-		Resume:     func(db string) error { return s.pauseDatabase(db, false) },
-		Disable:    func(db string) error { s.proxy.Disable(db); return nil },
-		Enable:     func(db string) error { s.proxy.Enable(db); return nil },
-		Reconnect:  func(db string) error { s.proxy.Reconnect(db); return nil },
-		Disconnect: func(db string) { s.proxy.Disconnect(db) },
+		Pools:         s.consolePools,
+		Clients:       s.consoleClients,
+		Servers:       s.consoleServers,
+		Databases:     s.consoleDatabases,
+		Users:         s.consoleUsers,
+		Config:        s.consoleConfig,
+		Stats:         s.stats.snapshot,
+		Pause:         func(db string) error { return s.pauseDatabase(db, true) },
+		PauseUndoable: s.pauseDatabaseUndoable,
+		Resume:        func(db string) error { return s.pauseDatabase(db, false) },
+		Disable:       func(db string) error { s.proxy.Disable(db); return nil },
+		Enable:        func(db string) error { s.proxy.Enable(db); return nil },
+		Reconnect:     func(db string) error { s.proxy.Reconnect(db); return nil },
+		Disconnect:    func(db string) { s.proxy.Disconnect(db) },
 		Kill: func(db string) error {
 			n, err := s.proxy.Kill(db)
 			if err != nil {
@@ -354,9 +355,43 @@ func (s *Server) pauseDatabase(database string, pause bool) error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("no pool of database %q (qprouter pauses the pools a database has)", database)
+		return noPoolOf(database)
 	}
 	return nil
+}
+
+func noPoolOf(database string) error {
+	return fmt.Errorf("no pool of database %q (qprouter pauses the pools a database has)", database)
+}
+
+// pauseDatabaseUndoable is pauseDatabase's pause, with a function that
+// undoes only what it changed (a PAUSE its client cancels while it
+// waits).
+func (s *Server) pauseDatabaseUndoable(database string) (func(), error) {
+	if database == "" {
+		return s.proxy.PauseUndoable()
+	}
+	var undos []func()
+	undo := func() {
+		for i := len(undos) - 1; i >= 0; i-- {
+			undos[i]()
+		}
+	}
+	for _, p := range s.proxy.Pools() {
+		if p.Database != database {
+			continue
+		}
+		u, err := s.proxy.PausePoolUndoable(pool.NameOf(p.Database, p.User))
+		if err != nil {
+			undo()
+			return nil, err
+		}
+		undos = append(undos, u)
+	}
+	if len(undos) == 0 {
+		return nil, noPoolOf(database)
+	}
+	return undo, nil
 }
 
 // consoleHooks adds the console's counters to the proxy's hooks, after

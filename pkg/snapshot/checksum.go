@@ -44,20 +44,20 @@ import (
 // The PostgreSQL side must run with copybin.TextSettings (sessionSetup).
 //
 // renderers returns the PostgreSQL and the DuckDB expression for column c
-// (an identifier already quoted as x).
-func renderers(c copybin.Column, x string) (pg, duck string, err error) {
+// (an identifier already quoted as x); conv as for checksumQueries.
+func renderers(c copybin.Column, x string, conv bool) (pg, duck string, err error) {
 	if c.AsText { // copied as PostgreSQL's text output
 		return x + "::text", "CAST(" + x + " AS VARCHAR)", nil
 	}
 	if elem, ok := copybin.ArrayElem(c.TypeOID); ok {
 		ec := c
 		ec.TypeOID = elem
-		pe, de, err := renderers(ec, "qpa_e")
+		pe, de, err := renderers(ec, "qpa_e", conv)
 		if err != nil {
 			return "", "", err
 		}
 		return fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE '[' || coalesce((SELECT string_agg(%s, ',' ORDER BY qpa_o) "+
-				"FROM unnest(%[1]s) WITH ORDINALITY qpa_u(qpa_e, qpa_o)), '') || ']' END", x, pgField(pe)),
+				"FROM unnest(%[1]s) WITH ORDINALITY qpa_u(qpa_e, qpa_o)), '') || ']' END", x, pgField(pe, conv)),
 			fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE '[' || array_to_string(list_transform(%[1]s, lambda qpa_e: %s), ',') || ']' END",
 				x, duckField(de)), nil
 	}
@@ -121,8 +121,12 @@ func renderers(c copybin.Column, x string) (pg, duck string, err error) {
 const moneyOID = 790
 
 // pgField and duckField make a rendering unambiguous: "<bytes>:<text>", or
-// "N" for NULL.
-func pgField(e string) string {
+// "N" for NULL. The bytes are UTF-8's, as DuckDB counts them: with conv
+// (a source database in another encoding) the text is converted first.
+func pgField(e string, conv bool) string {
+	if conv {
+		return fmt.Sprintf("coalesce(octet_length(convert_to(%s, 'UTF8'))::text || ':' || %[1]s, 'N')", e)
+	}
 	return fmt.Sprintf("coalesce(octet_length(%s)::text || ':' || %[1]s, 'N')", e)
 }
 
@@ -132,20 +136,27 @@ func duckField(e string) string {
 
 // checksumQueries returns the PostgreSQL and DuckDB queries that yield
 // (count, checksum) for table t; where is a PostgreSQL predicate ("" or
-// " WHERE ...") limiting the source side to a ctid range.
-func checksumQueries(t *table, where string) (pg, duck string, err error) {
+// " WHERE ...") limiting the source side to a ctid range. conv: the source
+// database's encoding is neither UTF8 nor SQL_ASCII, so its text is
+// hashed and counted as UTF-8, which the copy holds (a snapshot reads
+// with client_encoding UTF8).
+func checksumQueries(t *table, where string, conv bool) (pg, duck string, err error) {
 	var pgParts, duckParts []string
 	for _, c := range t.Cols {
 		x := pgx.Identifier{c.Name}.Sanitize() // DuckDB quotes identifiers the same way
-		p, d, err := renderers(c, x)
+		p, d, err := renderers(c, x, conv)
 		if err != nil {
 			return "", "", fmt.Errorf("checksum of %s column %q: %w", t, c.Name, err)
 		}
-		pgParts = append(pgParts, pgField(p))
+		pgParts = append(pgParts, pgField(p, conv))
 		duckParts = append(duckParts, duckField(d))
 	}
+	row := strings.Join(pgParts, " || ',' || ")
+	if conv {
+		row = "convert_to(" + row + ", 'UTF8')"
+	}
 	pg = fmt.Sprintf("SELECT count(*), coalesce(sum(('x' || substr(md5(%s), 1, 15))::bit(60)::bigint), 0)::text FROM ONLY %s%s",
-		strings.Join(pgParts, " || ',' || "), t.pgIdent(), where)
+		row, t.pgIdent(), where)
 	duck = fmt.Sprintf("SELECT count(*), CAST(coalesce(sum(CAST('0x' || substr(md5(%s), 1, 15) AS BIGINT)), 0) AS VARCHAR) FROM %s",
 		strings.Join(duckParts, " || ',' || "), t.pgIdent())
 	return pg, duck, nil

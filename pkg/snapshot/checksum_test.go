@@ -88,7 +88,7 @@ func TestChecksumSameInBothEngines(t *testing.T) {
 			}
 			mustExecPG(t, pg, fmt.Sprintf("CREATE TABLE %s (v %s, k int); INSERT INTO %[1]s VALUES %[3]s", name, c.pgType, strings.Join(pgRows, ",")))
 			mustExecDuck(t, duck, fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS public; CREATE TABLE public.%s (v %s, k INTEGER); INSERT INTO public.%[1]s VALUES %[3]s", name, c.duckType, strings.Join(duckRows, ",")))
-			pgQ, duckQ, err := checksumQueries(tb, "")
+			pgQ, duckQ, err := checksumQueries(tb, "", false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,6 +37,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("parse source URL: %w", err)
 	}
 	cfg.RuntimeParams["application_name"] = "qpanalytics-snapshot"
+	cfg.RuntimeParams["client_encoding"] = "UTF8" // text arrives as UTF-8 from any source encoding
 	r := &run{opts: opts, cfg: cfg, log: opts.Logger, start: time.Now()}
 	defer r.cleanup()
 	res, err := r.do(ctx)

@@ -106,6 +106,7 @@ func Verify(ctx context.Context, opts VerifyOptions) ([]TableCheck, error) {
 		return nil, fmt.Errorf("verify: parse source URL: %w", err)
 	}
 	cfg.RuntimeParams["application_name"] = "qpanalytics-verify"
+	cfg.RuntimeParams["client_encoding"] = "UTF8"
 	snap, err := exportSnapshot(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
@@ -231,6 +232,11 @@ func columnDifference(ctx context.Context, db *sql.DB, t *table) (string, error)
 func compare(ctx context.Context, conns []*pgx.Conn, db *sql.DB, tables []*table, ranges []pageRange) ([]TableCheck, error) {
 	checks := make([]TableCheck, len(tables))
 	sums := make([]big.Int, len(tables))
+	conv := false
+	if len(conns) > 0 {
+		enc := conns[0].PgConn().ParameterStatus("server_encoding")
+		conv = enc != "UTF8" && enc != "SQL_ASCII" && enc != ""
+	}
 	var mu sync.Mutex
 	queue := make(chan pageRange, len(ranges))
 	for _, rg := range ranges {
@@ -242,7 +248,7 @@ func compare(ctx context.Context, conns []*pgx.Conn, db *sql.DB, tables []*table
 		g.Go(func() error {
 			for rg := range queue {
 				t := tables[rg.Table]
-				q, _, err := checksumQueries(t, rg.where())
+				q, _, err := checksumQueries(t, rg.where(), conv)
 				if err != nil {
 					return err
 				}
@@ -265,7 +271,7 @@ func compare(ctx context.Context, conns []*pgx.Conn, db *sql.DB, tables []*table
 	}
 	g.Go(func() error {
 		for i, t := range tables {
-			_, q, err := checksumQueries(t, "")
+			_, q, err := checksumQueries(t, "", conv)
 			if err != nil {
 				return err
 			}

@@ -57,7 +57,7 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, 
 // not parse, which no user or map matches).
 func certName(rule Rule, cert *x509.Certificate) string {
 	if !rule.ClientNameDN {
-		return cert.Subject.CommonName
+		return CommonName(cert)
 	}
 	dn, err := DN(cert)
 	if err != nil {

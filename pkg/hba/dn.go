@@ -57,6 +57,37 @@ func DN(cert *x509.Certificate) (string, error) {
 	return b.String(), nil
 }
 
+// CommonName is the certificate's common name as PostgreSQL takes it
+// (X509_NAME_get_text_by_NID): the subject's first CN attribute, where
+// crypto/x509's Subject.CommonName is its last, so a subject
+// "CN=alice, CN=postgres" names alice, as on the server. "" (which no
+// user or map matches) for none, a subject that does not parse, or a
+// name with a NUL in it, which PostgreSQL refuses.
+func CommonName(cert *x509.Certificate) string {
+	if len(cert.RawSubject) == 0 {
+		return cert.Subject.CommonName // built in Go, not parsed: one CN at most
+	}
+	var rdns pkix.RDNSequence
+	if rest, err := asn1.Unmarshal(cert.RawSubject, &rdns); err != nil || len(rest) > 0 {
+		return ""
+	}
+	for _, set := range rdns {
+		for _, atv := range set {
+			if !atv.Type.Equal(oidCommonName) {
+				continue
+			}
+			s, ok := atv.Value.(string)
+			if !ok || strings.IndexByte(s, 0) >= 0 {
+				return ""
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+var oidCommonName = asn1.ObjectIdentifier{2, 5, 4, 3}
+
 // escapeRFC2253 writes s with RFC 2253's escapes as OpenSSL makes them.
 func escapeRFC2253(b *strings.Builder, s string) {
 	for i := 0; i < len(s); i++ {

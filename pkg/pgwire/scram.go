@@ -21,10 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
-	"github.com/xdg-go/stringprep"
 )
 
 const (
@@ -101,30 +99,6 @@ func SCRAMVerifier(password string) string {
 	salt := make([]byte, scramSaltLen)
 	rand.Read(salt)
 	return deriveSCRAM(password, salt, scramIterations).String()
-}
-
-// normalizePassword is SASLprep (RFC 4013: NFKC, non-ASCII spaces to
-// spaces, soft hyphens and other "mapped to nothing" characters dropped,
-// unassigned and prohibited code points refused) as PostgreSQL's
-// pg_saslprep applies it, so that a verifier PostgreSQL built, or a libpq
-// client's proof, agrees with ours. Like PostgreSQL it keeps ASCII as is
-// and falls back to the raw bytes when the password is not valid UTF-8
-// or SASLprep refuses it.
-func normalizePassword(p string) string {
-	ascii := true
-	for i := 0; i < len(p); i++ {
-		if p[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if ascii || !utf8.ValidString(p) {
-		return p
-	}
-	if n, err := stringprep.SASLprep.Prepare(p); err == nil {
-		return n
-	}
-	return p
 }
 
 func hmacSHA256(key []byte, msg string) []byte {

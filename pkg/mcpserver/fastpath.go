@@ -198,6 +198,12 @@ type fastCall struct {
 	legacy  bool               // a call of a protocol version before 2026-07-28
 	tool    *server.ServerTool // GetTool's copy
 	req     mcp.CallToolRequest
+	// From start to finish: the key the call is in flight under, its
+	// cancel function, and (on stdio, where it may wait in a queue) its
+	// context.
+	key    string
+	cancel context.CancelFunc
+	ctx    context.Context
 }
 
 // recognise decodes msg into c when the fast path can answer it (see the
@@ -383,11 +389,31 @@ func idKey(sessionID string, id any) string {
 // session mcp-go would give the call, if it has an ID (stdio's); HTTP's
 // ephemeral sessions have none, and session is then nil.
 func (f *fastPath) call(ctx context.Context, c *fastCall, session server.ClientSession) []byte {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	key := inflightKey(session, c.id)
-	f.inflight.Store(key, cancel)
-	defer f.inflight.Delete(key)
+	ctx = f.start(ctx, c, session)
+	defer f.finish(c)
+	return f.run(ctx, c)
+}
+
+// start puts c in flight under a context of its own, derived from ctx,
+// and returns that context: from now on a notifications/cancelled naming
+// c cancels it (cancelInflight). finish ends it.
+func (f *fastPath) start(ctx context.Context, c *fastCall, session server.ClientSession) context.Context {
+	ctx, c.cancel = context.WithCancel(ctx)
+	c.key = inflightKey(session, c.id)
+	f.inflight.Store(c.key, c.cancel)
+	return ctx
+}
+
+// finish takes c, started, out of flight and releases its context.
+func (f *fastPath) finish(c *fastCall) {
+	c.cancel()
+	f.inflight.Delete(c.key)
+	c.cancel, c.ctx = nil, nil
+}
+
+// run runs c's tool under ctx, its context from start, and encodes the
+// reply (call).
+func (f *fastPath) run(ctx context.Context, c *fastCall) []byte {
 	f.served.Add(1)
 	res, err := c.tool.Handler(ctx, c.req)
 	return f.reply(c, res, err)
@@ -396,7 +422,14 @@ func (f *fastPath) call(ctx context.Context, c *fastCall, session server.ClientS
 // serve answers the recognised call c in session, as stdio and the
 // in-process transport do: a tool that panics gets mcp-go's internal-error
 // reply, and onPanic (when set) hears of it.
-func (f *fastPath) serve(ctx context.Context, c *fastCall, session server.ClientSession, onPanic func(any)) (out []byte) {
+func (f *fastPath) serve(ctx context.Context, c *fastCall, session server.ClientSession, onPanic func(any)) []byte {
+	return f.serveStarted(f.start(ctx, c, session), c, session, onPanic)
+}
+
+// serveStarted is serve for a call already started under ctx (start); it
+// finishes c.
+func (f *fastPath) serveStarted(ctx context.Context, c *fastCall, session server.ClientSession, onPanic func(any)) (out []byte) {
+	defer f.finish(c)
 	defer func() {
 		if r := recover(); r != nil {
 			if onPanic != nil {
@@ -409,7 +442,7 @@ func (f *fastPath) serve(ctx context.Context, c *fastCall, session server.Client
 	if !c.legacy {
 		applyProtocolInfo(session, c.req.Params.Meta)
 	}
-	return f.call(ctx, c, session)
+	return f.run(ctx, c)
 }
 
 // cancelInflight cancels the call in flight under key, as mcp-go's

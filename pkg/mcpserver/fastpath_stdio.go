@@ -128,13 +128,16 @@ func (fr *stdioFront) read(in io.Reader, toMCP *io.PipeWriter) {
 }
 
 // dispatch queues c for the workers, or runs it here when the queue is
-// full, as mcp-go does with its tool calls.
+// full, as mcp-go does with its tool calls. c is in flight from here on,
+// so that a notifications/cancelled reaches it while it waits in the
+// queue too.
 func (fr *stdioFront) dispatch(c *fastCall) {
 	fr.mu.Lock()
 	if fr.closed || fr.ctx.Err() != nil {
 		fr.mu.Unlock()
 		return
 	}
+	c.ctx = fr.f.start(fr.ctx, c, fr.session)
 	select {
 	case fr.jobs <- c:
 		fr.mu.Unlock()
@@ -152,7 +155,8 @@ func (fr *stdioFront) work() {
 	}
 }
 
-// stop lets the workers finish the queued calls and waits for them.
+// stop lets the workers finish the queued calls (skipping the cancelled
+// ones, which input ending cancels all) and waits for them.
 func (fr *stdioFront) stop() {
 	fr.mu.Lock()
 	if !fr.closed {
@@ -164,9 +168,15 @@ func (fr *stdioFront) stop() {
 }
 
 // run answers c and writes the reply; a panicking tool gets mcp-go's
-// internal-error reply, and the panic is logged where mcp-go logs it.
+// internal-error reply, and the panic is logged where mcp-go logs it. A
+// call cancelled while it waited is dropped without a reply, as MCP asks
+// of a cancelled request (its statement never runs).
 func (fr *stdioFront) run(c *fastCall, where string) {
-	out := fr.f.serve(fr.ctx, c, fr.session, func(r any) { fr.errLog.Printf("panic recovered in %s: %v", where, r) })
+	if c.ctx.Err() != nil {
+		fr.f.finish(c)
+		return
+	}
+	out := fr.f.serveStarted(c.ctx, c, fr.session, func(r any) { fr.errLog.Printf("panic recovered in %s: %v", where, r) })
 	if out == nil {
 		return
 	}

@@ -84,6 +84,7 @@ func newHTTPHandler(s *server.MCPServer, opts HTTPOptions, fast *fastPath) *HTTP
 		server.WithHTTPContextFunc(httpContext),
 		server.WithSessionIdManager(ids),
 	)
+	ids.addTransport(streamable)
 	checked := envelopeCheck{next: streamable}
 	if fast != nil {
 		mux.Handle(EndpointPath, &fastHTTP{s: s, f: fast, next: streamable, checked: checked, ids: ids})
@@ -102,9 +103,14 @@ func newHTTPHandler(s *server.MCPServer, opts HTTPOptions, fast *fastPath) *HTTP
 		want = sha256.Sum256([]byte(opts.Token))
 	}
 	return &HTTPHandler{mcp: streamable, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !loopbackOrigin(o) && !allowed[strings.ToLower(o)] {
-			http.Error(w, "Forbidden: origin "+o+" is not allowed (see --allow-origin)", http.StatusForbidden)
-			return
+		if o := r.Header.Get("Origin"); o != "" {
+			if !loopbackOrigin(o) && !allowed[strings.ToLower(o)] {
+				http.Error(w, "Forbidden: origin "+o+" is not allowed (see --allow-origin)", http.StatusForbidden)
+				return
+			}
+			if cors(w, r, o) {
+				return
+			}
 		}
 		p := PrincipalAnonymous
 		if opts.Token != "" {
@@ -128,6 +134,35 @@ func newHTTPHandler(s *server.MCPServer, opts HTTPOptions, fast *fastPath) *HTTP
 		}
 		mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})}
+}
+
+// CORS headers for origins that pass the Origin check: a browser lets a
+// page of another origin call mcpg only through them.
+const (
+	corsMethods = "GET, POST, DELETE, OPTIONS"
+	corsHeaders = "authorization, content-type, mcp-session-id, mcp-protocol-version, last-event-id, " +
+		"mcp-method, mcp-name, traceparent, tracestate"
+	corsExpose = "mcp-session-id, www-authenticate"
+)
+
+// cors lets origin, one the Origin check admits, read the response, and
+// answers its preflight (an OPTIONS with Access-Control-Request-Method,
+// which a browser sends without credentials, so it comes before the token
+// check); it reports whether it answered. The preflight reveals nothing
+// and runs nothing: every other request still needs the token.
+func cors(w http.ResponseWriter, r *http.Request, origin string) bool {
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Origin", origin)
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		h.Set("Access-Control-Allow-Methods", corsMethods)
+		h.Set("Access-Control-Allow-Headers", corsHeaders)
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	h.Set("Access-Control-Expose-Headers", corsExpose)
+	return false
 }
 
 // MaxRequestBytes bounds an HTTP request's body: a statement is at most

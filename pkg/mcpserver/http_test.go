@@ -183,3 +183,52 @@ func TestHTTPMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPCORSOnlyForAdmittedOrigins: a refused origin gets 403 without CORS
+// headers, preflight or not; the preflight of an admitted one skips the
+// token, nothing else does.
+func TestHTTPCORSOnlyForAdmittedOrigins(t *testing.T) {
+	h := NewHTTPHandler(newServer(t, Config{}), HTTPOptions{Token: "s3cret", AllowOrigins: []string{"https://app.example.com"}})
+	do := func(method, origin string, preflight bool) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, EndpointPath, strings.NewReader(legacyInit))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if preflight {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, preflight := range []bool{false, true} {
+		rec := do(http.MethodOptions, "https://evil.example", preflight)
+		if rec.Code != http.StatusForbidden || rec.Header().Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("refused origin, preflight %v: %d, Access-Control-Allow-Origin %q", preflight, rec.Code, rec.Header().Get("Access-Control-Allow-Origin"))
+		}
+	}
+	for _, origin := range []string{"https://app.example.com", "http://localhost:3000"} {
+		if rec := do(http.MethodOptions, origin, true); rec.Code != http.StatusNoContent ||
+			rec.Header().Get("Access-Control-Allow-Origin") != origin || rec.Header().Get("Vary") != "Origin" ||
+			!strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "mcp-session-id") {
+			t.Errorf("%s: preflight %d %v", origin, rec.Code, rec.Header())
+		}
+		// Without the token: 401, readable by the page, whatever the method.
+		for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			if rec := do(method, origin, true); rec.Code != http.StatusUnauthorized ||
+				rec.Header().Get("Access-Control-Allow-Origin") != origin {
+				t.Errorf("%s: %s without the token: %d %v", origin, method, rec.Code, rec.Header())
+			}
+		}
+		// An OPTIONS that is no preflight is no exception either.
+		if rec := do(http.MethodOptions, origin, false); rec.Code != http.StatusUnauthorized {
+			t.Errorf("%s: OPTIONS without Access-Control-Request-Method: %d", origin, rec.Code)
+		}
+	}
+	// No Origin, no CORS.
+	if rec := do(http.MethodOptions, "", true); rec.Code != http.StatusUnauthorized || rec.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("no Origin: %d %v", rec.Code, rec.Header())
+	}
+}

@@ -38,7 +38,10 @@ func (h *handler) register(s *server.MCPServer) {
 			`Returns TSV: a name:type header line, rows in PostgreSQL text form (COPY escapes, \N = NULL), `+
 			"then (N rows[, truncated by rows|bytes][; cursor: C])."),
 		mcp.WithString("sql", mcp.Required(), mcp.Description("One statement; use $1, $2... for params.")),
-		mcp.WithArray("params", mcp.Description("Values for $1, $2...")),
+		// items: strict clients (VS Code, OpenAI) reject an array without;
+		// a value of any JSON type binds (arrays and objects as JSON text).
+		mcp.WithArray("params", mcp.Description("Values for $1, $2..."),
+			mcp.Items(map[string]any{"type": []string{"string", "number", "boolean", "null", "array", "object"}})),
 		mcp.WithInteger("max_rows", mcp.Min(1), mcp.Description("Row limit, at most the server's "+strconv.Itoa(h.cfg.MaxRows)+".")),
 		mcp.WithString("cursor", mcp.Description("The cursor of a truncated result: returns the next page of the same sql and params "+
 			"(the statement runs again; use an ORDER BY over a unique key for stable pages).")),
@@ -188,6 +191,7 @@ func (h *handler) runSelect(ctx context.Context, req mcp.CallToolRequest, o *out
 		if !ok {
 			return o.bad("params must be an array"), nil
 		}
+		params = wholeParams(params)
 	}
 	format := pgexec.FormatTSV
 	f, _, err := optString(args, "format")
@@ -272,7 +276,7 @@ func (h *handler) explainQuery(ctx context.Context, req mcp.CallToolRequest, o *
 	}
 	rows, truncated, err := h.query(ctx, prefix+sql)
 	if err != nil {
-		return o.fail(err), nil
+		return o.fail(withoutPrefix(err, prefix)), nil
 	}
 	o.rows = len(rows)
 	var b strings.Builder
@@ -283,6 +287,31 @@ func (h *handler) explainQuery(ctx context.Context, req mcp.CallToolRequest, o *
 		b.WriteString("(plan truncated)\n")
 	}
 	return mcp.NewToolResultText(b.String()), nil
+}
+
+// withoutPrefix returns err with its position counted in the text after
+// prefix, the caller's, instead of in prefix+text; a position inside
+// prefix is dropped. Other errors (one wrapped as unavailable has no
+// position) are returned as they are.
+func withoutPrefix(err error, prefix string) error {
+	switch e := err.(type) {
+	case *pgexec.QueryError:
+		if e.Position > 0 {
+			c := *e // PostgreSQL counts characters from 1
+			c.Position = max(c.Position-int32(utf8.RuneCountInString(prefix)), 0)
+			return &c
+		}
+	case *safesql.Refusal:
+		if e.Position >= 0 {
+			c := *e // a byte offset from 0
+			c.Position -= len(prefix)
+			if c.Position < 0 {
+				c.Position = -1
+			}
+			return &c
+		}
+	}
+	return err
 }
 
 // errorResult turns a validator refusal or a query error into a tool

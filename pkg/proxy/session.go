@@ -881,6 +881,8 @@ func (s *session) handle(typ byte, body, raw []byte) error {
 	switch typ {
 	case 'Q':
 		sql, _, _ = cstring(body)
+	case 'P', 'B', 'D':
+		sql = s.routeText(typ, body)
 	case 'H', 'd', 'c', 'f':
 		// Without a server nothing waits for these: drop them rather
 		// than acquire one.

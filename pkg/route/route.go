@@ -21,8 +21,10 @@ import (
 type Request struct {
 	Database, User string
 	ClientAddr     string
-	// SQL is the first statement of the transaction when known ("" at
-	// connect time and for extended-protocol messages without text).
+	// SQL is the first statement of the transaction when known: a
+	// Query's text, a Parse's, or the text of the named statement a Bind
+	// or Describe uses ("" at connect time, for the unnamed statement's
+	// Bind, and for other messages).
 	SQL string
 }
 

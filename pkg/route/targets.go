@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/qpkit/qpkit/pkg/pool"
@@ -422,6 +423,25 @@ func (tg *Target) connConfig(database, user string, password func(user string) s
 	return cfg
 }
 
+// minAttempt is the least time bindAttempts gives one host.
+const minAttempt = 250 * time.Millisecond
+
+// bindAttempts gives each of cfg's attempts (hosts, and a host's TLS and
+// plain tries) of a target with several hosts an equal share of ctx's
+// time when the URL sets no connect_timeout: pgconn bounds an attempt only by that, so a host that
+// accepts TCP and then stays silent (a frozen VM, a black-holed address)
+// would use up the whole acquire timeout and the next host never be tried.
+func bindAttempts(ctx context.Context, cfg *pgconn.Config) {
+	if cfg.ConnectTimeout != 0 || len(cfg.Fallbacks) == 0 {
+		return
+	}
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return
+	}
+	cfg.ConnectTimeout = max(time.Until(dl)/time.Duration(1+len(cfg.Fallbacks)), minAttempt)
+}
+
 // Connector opens pools' server connections on their database's target.
 func (t *Targets) Connector(password func(user string) string) pool.Connector {
 	return func(ctx context.Context, database, user string) (*pgconn.PgConn, error) {
@@ -431,7 +451,11 @@ func (t *Targets) Connector(password func(user string) string) pool.Connector {
 		if err != nil {
 			return nil, err
 		}
-		pc, err := pgconn.ConnectConfig(ctx, tg.connConfig(database, user, password))
+		cfg := tg.connConfig(database, user, password)
+		if len(tg.hosts) > 1 {
+			bindAttempts(ctx, cfg)
+		}
+		pc, err := pgconn.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}

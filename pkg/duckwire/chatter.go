@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -67,6 +68,37 @@ func (ss *session) setLocal(st statement) error {
 	return nil
 }
 
+// setConfig answers SELECT set_config('name', 'value', is_local), ...:
+// each call as its SET or SET LOCAL, one row of the new values. Outside a
+// block, as in PostgreSQL's implicit transaction, a local change lasts
+// the statement only and an error undoes the statement's changes.
+func (ss *session) setConfig(st statement) (resultSet, error) {
+	prior := maps.Clone(ss.settings.vals)
+	var undo []string
+	row := make([]string, len(st.sets))
+	for i, set := range st.sets {
+		if set.local && !ss.inBlock() {
+			set.local = false
+			undo = append(undo, strings.ToLower(set.name))
+		}
+		if err := ss.applySet(set); err != nil {
+			if !ss.inBlock() {
+				ss.restoreSettings(prior)
+			}
+			return nil, err
+		}
+		row[i] = ss.settings.get(set.name)
+	}
+	for _, k := range undo {
+		if v, ok := prior[k]; ok {
+			ss.restoreSetting(k, v)
+		} else {
+			ss.restoreSetting(k, unsetSetting)
+		}
+	}
+	return textRows(st.cols, row), nil
+}
+
 // fixedSettings cannot be changed by a session.
 var fixedSettings = map[string]bool{
 	"session_authorization": true, "server_version": true, "server_version_num": true, "server_encoding": true,
@@ -75,6 +107,11 @@ var fixedSettings = map[string]bool{
 }
 
 func (ss *session) setOne(name, value string) error {
+	if strings.EqualFold(name, "session_authorization") && value == ss.startup["user"] {
+		// SET SESSION AUTHORIZATION DEFAULT (or the session user), RESET
+		// SESSION AUTHORIZATION: allowed to anyone, a no-op here.
+		return nil
+	}
 	if fixedSettings[strings.ToLower(name)] {
 		return errorf("55P02", fmt.Sprintf("parameter %q cannot be changed now", name))
 	}

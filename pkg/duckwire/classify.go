@@ -30,20 +30,23 @@ const (
 	kindRollbackTo             // ROLLBACK TO [SAVEPOINT] name
 	kindDeallocate             // DEALLOCATE name | ALL
 	kindDiscardAll             // DISCARD ALL
+	kindSetConfig              // SELECT set_config('name', 'value', bool), ...: sets
 )
 
 // statement is one SQL statement and what to do with it.
 type statement struct {
 	sql   string
 	kind  kind
-	tag   string    // command tag of local statements
-	name  string    // setting of SET/SHOW; "" for RESET ALL
-	value string    // SET's value; "" with reset
-	reset bool      // SET ... TO DEFAULT / RESET
-	local bool      // SET LOCAL
-	err   error     // why kindRefused
-	query string    // kindCopyOut: the SELECT whose rows it writes
-	copy  *copyOpts // kindCopyOut: the format
+	tag   string      // command tag of local statements
+	name  string      // setting of SET/SHOW; "" for RESET ALL
+	value string      // SET's value; "" with reset
+	reset bool        // SET ... TO DEFAULT / RESET
+	local bool        // SET LOCAL
+	err   error       // why kindRefused
+	query string      // kindCopyOut: the SELECT whose rows it writes
+	copy  *copyOpts   // kindCopyOut: the format
+	sets  []statement // kindSetConfig: one SET (or SET LOCAL) per call
+	cols  []string    // kindSetConfig: the column names
 }
 
 // maxParseDepth and maxParseChain bound what reaches libpg_query, whose C
@@ -102,6 +105,9 @@ func classify(n *pg_query.Node) statement {
 	case n.GetSelectStmt() != nil:
 		if n.GetSelectStmt().GetIntoClause() != nil {
 			return refused(codeReadOnly, "cannot execute SELECT INTO in a read-only transaction")
+		}
+		if st, ok := setConfigStatement(n.GetSelectStmt()); ok {
+			return st
 		}
 		return statement{kind: kindQuery}
 	case n.GetExplainStmt() != nil:
@@ -180,6 +186,59 @@ func setStatement(v *pg_query.VariableSetStmt) statement {
 		return statement{kind: kindSet, tag: "RESET", reset: true}
 	}
 	return statement{kind: kindNoop, tag: "SET"} // SET TRANSACTION ..., SET ... FROM CURRENT
+}
+
+// setConfigStatement reads SELECT [pg_catalog.]set_config('name',
+// 'value', is_local), ... with nothing else (what qprouter replays): each
+// call is a SET, or SET LOCAL when is_local is true. A select list of
+// set_config calls with an argument that is not such a literal is
+// refused; any other SELECT is not one (false).
+func setConfigStatement(sel *pg_query.SelectStmt) (statement, bool) {
+	if len(sel.GetTargetList()) == 0 || len(sel.GetFromClause()) > 0 || sel.GetWhereClause() != nil ||
+		len(sel.GetGroupClause()) > 0 || sel.GetHavingClause() != nil || len(sel.GetSortClause()) > 0 ||
+		sel.GetLimitCount() != nil || sel.GetLimitOffset() != nil || sel.GetWithClause() != nil ||
+		len(sel.GetDistinctClause()) > 0 || len(sel.GetWindowClause()) > 0 || len(sel.GetLockingClause()) > 0 ||
+		sel.GetOp() != pg_query.SetOperation_SETOP_NONE {
+		return statement{}, false
+	}
+	st := statement{kind: kindSetConfig, tag: "SELECT"}
+	for _, t := range sel.GetTargetList() {
+		rt := t.GetResTarget()
+		call := rt.GetVal().GetFuncCall()
+		if call == nil || !isSetConfig(call.GetFuncname()) {
+			return statement{}, false
+		}
+		args := call.GetArgs()
+		if len(args) != 3 || call.GetAggStar() || call.GetAggDistinct() || call.GetFuncVariadic() ||
+			call.GetOver() != nil || call.GetAggFilter() != nil || len(call.GetAggOrder()) > 0 {
+			return refused(codeNotSupported, setConfigLiterals), true
+		}
+		name, value, local := args[0].GetAConst().GetSval(), args[1].GetAConst().GetSval(), args[2].GetAConst().GetBoolval()
+		if name == nil || value == nil || local == nil {
+			return refused(codeNotSupported, setConfigLiterals), true
+		}
+		st.sets = append(st.sets, statement{kind: kindSet, tag: "SET", name: name.GetSval(), value: value.GetSval(), local: local.GetBoolval()})
+		col := rt.GetName()
+		if col == "" {
+			col = "set_config"
+		}
+		st.cols = append(st.cols, col)
+	}
+	return st, true
+}
+
+const setConfigLiterals = "qpanalytics supports set_config('name', 'value', true|false) with literal arguments only"
+
+// isSetConfig tells whether a function name is set_config or
+// pg_catalog.set_config.
+func isSetConfig(name []*pg_query.Node) bool {
+	switch len(name) {
+	case 1:
+		return name[0].GetString_().GetSval() == "set_config"
+	case 2:
+		return name[0].GetString_().GetSval() == "pg_catalog" && name[1].GetString_().GetSval() == "set_config"
+	}
+	return false
 }
 
 // setValue renders SET's arguments as PostgreSQL's SHOW would: strings

@@ -185,6 +185,8 @@ func (ps *prepared) columnCount() (int, bool) {
 	switch {
 	case ps.st.kind == kindShow:
 		return len(showColumns(ps.st.name)), true
+	case ps.st.kind == kindSetConfig:
+		return len(ps.st.cols), true
 	case ps.st.kind == kindQuery && ps.cols != nil:
 		return len(ps.cols), true
 	}
@@ -219,6 +221,8 @@ func (ss *session) describe(body []byte) {
 				cols = append(cols, column{name: name, typ: tText})
 			}
 			ss.rowDescription(cols, nil)
+		case ps.st.kind == kindSetConfig:
+			ss.rowDescription(textRows(ps.st.cols).cols, nil)
 		case ps.st.kind == kindQuery && ps.cols != nil:
 			ss.rowDescription(ps.cols, nil)
 		default:

@@ -103,6 +103,9 @@ func (ss *session) start(st statement, args []driver.NamedValue) (resultSet, str
 	case kindShow:
 		rs, err := ss.show(st.name)
 		return rs, "SHOW", err
+	case kindSetConfig:
+		rs, err := ss.setConfig(st)
+		return rs, "SELECT", err
 	case kindBegin:
 		switch {
 		case ss.implicit: // BEGIN in a Query of several statements: the block so far is its start

@@ -337,7 +337,11 @@ func mod(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 		return nil, unsupported("mod with %d arguments", len(fc.Args))
 	}
 	x, d := fc.Args[0], fc.Args[1]
-	return call("mod", x, noFloatMod(x, d, nonZero(x, d))), nil
+	g, err := noFloatMod(x, d, nonZero(x, d))
+	if err != nil {
+		return nil, err
+	}
+	return call("mod", x, g), nil
 }
 
 // wordSet makes a set from whitespace-separated words.

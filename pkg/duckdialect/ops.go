@@ -70,7 +70,11 @@ func (r *rewriter) aExpr(n *pg_query.Node, e *pg_query.A_Expr) (*pg_query.Node, 
 			e.Rexpr = nonZero(e.Lexpr, e.Rexpr)
 			return n, nil
 		case name == "%":
-			e.Rexpr = noFloatMod(e.Lexpr, e.Rexpr, nonZero(e.Lexpr, e.Rexpr))
+			g, err := noFloatMod(e.Lexpr, e.Rexpr, nonZero(e.Lexpr, e.Rexpr))
+			if err != nil {
+				return nil, err
+			}
+			e.Rexpr = g
 			return n, nil
 		case likeOps[name] != "":
 			return like(n, e, name)
@@ -156,30 +160,50 @@ func nonZero(x, d *pg_query.Node) *pg_query.Node {
 // nonZero repeats.
 const maxRepeated = 1024
 
-// noFloatMod returns the guarded divisor g of x % d (or mod(x, d)), or
-// an error when x or d is floating point: PostgreSQL has % and mod() for
-// integers and numeric only, DuckDB also for doubles. Literals are never
-// floating point; other types are known only at run time.
-func noFloatMod(x, d, g *pg_query.Node) *pg_query.Node {
+// noFloatMod returns the guarded divisor g of x % d (or mod(x, d)):
+// PostgreSQL has % and mod() for integers and numeric only, DuckDB also
+// for doubles. A cast to double precision or real is refused here; a
+// column is tested at run time (a snapshot's double precision and real
+// columns are DuckDB's DOUBLE and FLOAT, its numeric ones DECIMAL).
+// Nothing else is tested: DuckDB computes some of PostgreSQL's numeric
+// results as doubles (division of decimals, avg of integers, extract),
+// and a run-time test of those would refuse valid queries.
+func noFloatMod(x, d, g *pg_query.Node) (*pg_query.Node, error) {
+	if castToFloat(x) || castToFloat(d) {
+		return nil, unsupported("%% and mod() of double precision or real (they do not exist in PostgreSQL)")
+	}
 	var floats []*pg_query.Node
 	for _, o := range []*pg_query.Node{x, d} {
-		if o.GetAConst() == nil && !isInteger(o) {
+		if o.GetColumnRef() != nil {
 			floats = append(floats, isFloat(o))
 		}
 	}
 	switch len(floats) {
 	case 0:
-		return g
+		return g, nil
 	case 2:
 		floats = []*pg_query.Node{pg_query.MakeBoolExprNode(pg_query.BoolExprType_OR_EXPR, floats, -1)}
 	}
-	return caseWhen(floats[0], raise("% and mod() of double precision or real do not exist in PostgreSQL"), g)
+	return caseWhen(floats[0], raise("% and mod() of double precision or real do not exist in PostgreSQL"), g), nil
 }
 
 // isFloat tests, in DuckDB, whether x is a double or a real.
 func isFloat(x *pg_query.Node) *pg_query.Node {
 	return pg_query.MakeAExprNode(pg_query.A_Expr_Kind_AEXPR_IN, []*pg_query.Node{pg_query.MakeStrNode("=")},
 		call("typeof", x), pg_query.MakeListNode([]*pg_query.Node{strConst("DOUBLE"), strConst("FLOAT")}), -1)
+}
+
+// castToFloat: x is a cast to double precision or real.
+func castToFloat(x *pg_query.Node) bool {
+	tc := x.GetTypeCast()
+	if tc == nil || tc.TypeName == nil || len(tc.TypeName.Names) == 0 {
+		return false
+	}
+	switch tc.TypeName.Names[len(tc.TypeName.Names)-1].GetString_().GetSval() {
+	case "float4", "float8", "real", "double", "float":
+		return true
+	}
+	return false
 }
 
 // like rewrites LIKE and ILIKE. PostgreSQL's default escape character is

@@ -70,8 +70,11 @@ func regexpReplace(_ *rewriter, fc *pg_query.FuncCall) (*pg_query.Node, error) {
 // are non-ASCII patterns and those that can match k or s (the letters,
 // bracket expressions, \w, \W and character-code escapes). Where what
 // matched is used (replace): alternation, since an ARE takes the longest
-// alternative and RE2 the first that matches, and non-greedy quantifiers,
-// since an ARE's first quantifier sets the whole match's greediness.
+// alternative and RE2 the first that matches; non-greedy quantifiers,
+// since an ARE's first quantifier sets the whole match's greediness; and
+// more than one variable quantifier, since an ARE takes the longest match
+// where RE2's greedy quantifiers take the first (a?(ab)? on "ab": "ab"
+// and "a"); with one, the two agree.
 // Rewritten: \s and \S, which in an ARE include the vertical tab, to
 // [[:space:]] and [^[:space:]].
 func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node, error) {
@@ -85,6 +88,7 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 	}
 	var out strings.Builder
 	bracket, quantified := false, false
+	variable := 0 // variable quantifiers seen (replace)
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		after := quantified
@@ -145,6 +149,14 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 			return nil, unsupported("non-greedy quantifiers in a regular expression whose match is replaced")
 		case c == '*' || c == '+' || c == '?' || c == '}':
 			quantified = true
+			if replace && i+1 < len(p) && p[i+1] == '?' && variableQuantifier(p, i) {
+				return nil, unsupported("non-greedy quantifiers in a regular expression whose match is replaced")
+			}
+			if replace && variableQuantifier(p, i) {
+				if variable++; variable > 1 {
+					return nil, unsupported("more than one variable quantifier (*, +, ?, {n,m}) in a regular expression whose match is replaced (PostgreSQL takes the longest match, RE2 the first)")
+				}
+			}
 		}
 		out.WriteByte(c)
 	}
@@ -159,4 +171,18 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 		return n, nil
 	}
 	return strConst(out.String()), nil
+}
+
+// variableQuantifier: the quantifier at p[i] (*, +, ?, or the "}" of a
+// bound) can repeat its atom a varying number of times: not {n}, and not
+// the "?" of a "(?" group.
+func variableQuantifier(p string, i int) bool {
+	switch p[i] {
+	case '?':
+		return i == 0 || p[i-1] != '('
+	case '}':
+		j := strings.LastIndexByte(p[:i], '{')
+		return j < 0 || strings.IndexByte(p[j+1:i], ',') >= 0
+	}
+	return true
 }

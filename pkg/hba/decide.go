@@ -26,6 +26,8 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, 
 		switch {
 		case cert == nil:
 			return Reject, "connection requires a valid client certificate"
+		case rule.ClientCert == VerifyFull && certName(rule, cert) == "":
+			return Reject, noCertName(c)
 		case rule.ClientCert == VerifyFull && !r.mapped(rule, certName(rule, cert), c.User):
 			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
 		}
@@ -44,6 +46,8 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, 
 		switch {
 		case cert == nil:
 			return Reject, "connection requires a valid client certificate"
+		case certName(rule, cert) == "":
+			return Reject, noCertName(c) // before any map, which might match ""
 		case !r.mapped(rule, certName(rule, cert), c.User):
 			return Reject, fmt.Sprintf("certificate authentication failed for user %q", c.User)
 		}
@@ -52,9 +56,15 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, 
 	return Reject, Rejected(c)
 }
 
+// noCertName is PostgreSQL's refusal of a certificate without a user
+// name (no CN, an empty one, or one it cannot read).
+func noCertName(c Client) string {
+	return fmt.Sprintf("certificate authentication failed for user %q: client certificate contains no user name", c.User)
+}
+
 // certName is the certificate's name the rule checks: its common name,
-// or with clientname=DN its distinguished name ("" when the subject does
-// not parse, which no user or map matches).
+// or with clientname=DN its distinguished name ("" when there is none or
+// the subject does not parse: Decide refuses it).
 func certName(rule Rule, cert *x509.Certificate) string {
 	if !rule.ClientNameDN {
 		return CommonName(cert)

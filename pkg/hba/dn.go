@@ -3,6 +3,7 @@
 package hba
 
 import (
+	"bytes"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -58,16 +59,19 @@ func DN(cert *x509.Certificate) (string, error) {
 }
 
 // CommonName is the certificate's common name as PostgreSQL takes it
-// (X509_NAME_get_text_by_NID): the subject's first CN attribute, where
-// crypto/x509's Subject.CommonName is its last, so a subject
-// "CN=alice, CN=postgres" names alice, as on the server. "" (which no
-// user or map matches) for none, a subject that does not parse, or a
-// name with a NUL in it, which PostgreSQL refuses.
+// (X509_NAME_get_text_by_NID): the bytes of the subject's first CN
+// attribute as the certificate holds them, whatever its string type (a
+// T61String's Latin-1 stays Latin-1, a BMPString's UCS-2 has NULs),
+// where crypto/x509's Subject.CommonName is the last one, converted to
+// UTF-8. So a subject "CN=alice, CN=postgres" names alice, as on the
+// server. "" (which Decide refuses before any map) for none, a subject
+// that does not parse, or a name with a NUL in it, which PostgreSQL
+// refuses.
 func CommonName(cert *x509.Certificate) string {
 	if len(cert.RawSubject) == 0 {
 		return cert.Subject.CommonName // built in Go, not parsed: one CN at most
 	}
-	var rdns pkix.RDNSequence
+	var rdns []rawRDNSET
 	if rest, err := asn1.Unmarshal(cert.RawSubject, &rdns); err != nil || len(rest) > 0 {
 		return ""
 	}
@@ -76,14 +80,21 @@ func CommonName(cert *x509.Certificate) string {
 			if !atv.Type.Equal(oidCommonName) {
 				continue
 			}
-			s, ok := atv.Value.(string)
-			if !ok || strings.IndexByte(s, 0) >= 0 {
+			b := atv.Value.Bytes
+			if atv.Value.Class != asn1.ClassUniversal || atv.Value.IsCompound || bytes.IndexByte(b, 0) >= 0 {
 				return ""
 			}
-			return s
+			return string(b)
 		}
 	}
 	return ""
+}
+
+// rawRDNSET is one relative distinguished name with its values undecoded
+// (encoding/asn1 reads a slice type named ...SET as a SET OF).
+type rawRDNSET []struct {
+	Type  asn1.ObjectIdentifier
+	Value asn1.RawValue
 }
 
 var oidCommonName = asn1.ObjectIdentifier{2, 5, 4, 3}

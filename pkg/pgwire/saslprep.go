@@ -31,7 +31,9 @@ func normalizePassword(p string) string {
 	for _, r := range p {
 		if stringprep.TableC1_2.Contains(r) {
 			mapped = append(mapped, ' ')
-		} else if _, nothing := stringprep.TableB1.Map(r); !nothing {
+		} else if _, nothing := stringprep.TableB1.Map(r); !nothing && r != 0x1806 {
+			// U+1806 MONGOLIAN TODO SOFT HYPHEN is in StringPrep's B.1 and
+			// pg_saslprep's table, not in the library's.
 			mapped = append(mapped, r)
 		}
 	}

@@ -1,5 +1,7 @@
 package proxy
 
+import "slices"
+
 // Undoable pauses: a console PAUSE that its client cancels while it
 // waits puts back only what it changed, so a database paused before it,
 // or a pool resumed out of an earlier PAUSE, stays as it was.
@@ -23,12 +25,26 @@ func (p *Proxy) PauseUndoable() (undo func(), err error) {
 			p.pauseAll, p.resumedBy = false, nil
 		}
 		p.changedLocked()
-		p.pauseMu.Unlock()
+		var open []string // pools the undo leaves unpaused
 		for _, pl := range p.opts.Pools.All() {
+			if !p.pausedLocked(pl.Name()) {
+				open = append(open, pl.Name())
+			}
+		}
+		p.pauseMu.Unlock()
+		p.reopen(open)
+	}, nil
+}
+
+// reopen lets the named pools refill MinIdle again (a PAUSE's Disconnect
+// kept them closed) and hand out what their queued clients wait for.
+func (p *Proxy) reopen(names []string) {
+	for _, pl := range p.opts.Pools.All() {
+		if slices.Contains(names, pl.Name()) {
 			pl.Reopen()
 		}
-		p.kick()
-	}, nil
+	}
+	p.kick()
 }
 
 // PausePoolUndoable is PausePool, with a function that puts back the
@@ -53,12 +69,10 @@ func (p *Proxy) PausePoolUndoable(name string) (undo func(), err error) {
 			p.resumedBy[name] = true
 		}
 		p.changedLocked()
+		paused := p.pausedLocked(name)
 		p.pauseMu.Unlock()
-		for _, pl := range p.opts.Pools.All() {
-			if pl.Name() == name {
-				pl.Reopen()
-			}
+		if !paused {
+			p.reopen([]string{name})
 		}
-		p.kick()
 	}, nil
 }

@@ -426,20 +426,21 @@ func (tg *Target) connConfig(database, user string, password func(user string) s
 // minAttempt is the least time bindAttempts gives one host.
 const minAttempt = 250 * time.Millisecond
 
-// bindAttempts gives each of cfg's attempts (hosts, and a host's TLS and
-// plain tries) of a target with several hosts an equal share of ctx's
-// time when the URL sets no connect_timeout: pgconn bounds an attempt only by that, so a host that
-// accepts TCP and then stays silent (a frozen VM, a black-holed address)
-// would use up the whole acquire timeout and the next host never be tried.
-func bindAttempts(ctx context.Context, cfg *pgconn.Config) {
-	if cfg.ConnectTimeout != 0 || len(cfg.Fallbacks) == 0 {
+// bindAttempts gives each of a target's hosts an equal share of ctx's
+// time when the URL sets no connect_timeout: pgconn bounds a host only by
+// that (one timer per address, which its TLS and plain tries share), so a
+// host that accepts TCP and then stays silent (a frozen VM, a black-holed
+// address) would use up the whole acquire timeout and the next host never
+// be tried.
+func bindAttempts(ctx context.Context, cfg *pgconn.Config, hosts int) {
+	if cfg.ConnectTimeout != 0 || hosts < 2 {
 		return
 	}
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return
 	}
-	cfg.ConnectTimeout = max(time.Until(dl)/time.Duration(1+len(cfg.Fallbacks)), minAttempt)
+	cfg.ConnectTimeout = max(time.Until(dl)/time.Duration(hosts), minAttempt)
 }
 
 // Connector opens pools' server connections on their database's target.
@@ -452,9 +453,7 @@ func (t *Targets) Connector(password func(user string) string) pool.Connector {
 			return nil, err
 		}
 		cfg := tg.connConfig(database, user, password)
-		if len(tg.hosts) > 1 {
-			bindAttempts(ctx, cfg)
-		}
+		bindAttempts(ctx, cfg, len(tg.hosts))
 		pc, err := pgconn.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return nil, err

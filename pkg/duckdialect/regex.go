@@ -88,11 +88,13 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 	}
 	var out strings.Builder
 	bracket, quantified := false, false
-	variable := 0 // variable quantifiers seen (replace)
+	variable := 0         // variable quantifiers seen (replace)
+	open, brace := -1, -1 // the last unescaped "(" and "{" outside brackets
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		after := quantified
 		quantified = false
+		inBracket := bracket
 		switch {
 		case c == '\\' && i+1 < len(p):
 			e := p[i+1]
@@ -149,13 +151,22 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 			return nil, unsupported("non-greedy quantifiers in a regular expression whose match is replaced")
 		case c == '*' || c == '+' || c == '?' || c == '}':
 			quantified = true
-			if replace && i+1 < len(p) && p[i+1] == '?' && variableQuantifier(p, i) {
+			v := variableQuantifier(p, i, open, brace)
+			if replace && i+1 < len(p) && p[i+1] == '?' && v {
 				return nil, unsupported("non-greedy quantifiers in a regular expression whose match is replaced")
 			}
-			if replace && variableQuantifier(p, i) {
+			if replace && v {
 				if variable++; variable > 1 {
 					return nil, unsupported("more than one variable quantifier (*, +, ?, {n,m}) in a regular expression whose match is replaced (PostgreSQL takes the longest match, RE2 the first)")
 				}
+			}
+		}
+		if !inBracket {
+			switch c {
+			case '(':
+				open = i
+			case '{':
+				brace = i
 			}
 		}
 		out.WriteByte(c)
@@ -174,15 +185,37 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 }
 
 // variableQuantifier: the quantifier at p[i] (*, +, ?, or the "}" of a
-// bound) can repeat its atom a varying number of times: not {n}, and not
-// the "?" of a "(?" group.
-func variableQuantifier(p string, i int) bool {
+// bound) can repeat its atom a varying number of times. Not: the "?" of a
+// "(?" group (open is the last unescaped "("), a bound {n}, and a "}"
+// that closes no bound (brace is the last unescaped "{"; an ARE reads
+// "{" not followed by a digit, and a lone "}", as ordinary characters).
+func variableQuantifier(p string, i, open, brace int) bool {
 	switch p[i] {
 	case '?':
-		return i == 0 || p[i-1] != '('
+		return open != i-1
 	case '}':
-		j := strings.LastIndexByte(p[:i], '{')
-		return j < 0 || strings.IndexByte(p[j+1:i], ',') >= 0
+		if brace < 0 {
+			return false
+		}
+		body := p[brace+1 : i]
+		lo, hi, comma := strings.Cut(body, ",")
+		if !digits(lo) || comma && hi != "" && !digits(hi) {
+			return false // not a bound
+		}
+		return comma && hi != lo
+	}
+	return true
+}
+
+// digits: s is one or more ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
 	}
 	return true
 }

@@ -57,9 +57,11 @@ func (r *Rules) Decide(c Client, cert *x509.Certificate, osUser func() (string, 
 }
 
 // noCertName is PostgreSQL's refusal of a certificate without a user
-// name (no CN, an empty one, or one it cannot read).
+// name (no CN, an empty one, or one it cannot read), in the words its
+// client gets: the server's log adds "client certificate contains no
+// user name".
 func noCertName(c Client) string {
-	return fmt.Sprintf("certificate authentication failed for user %q: client certificate contains no user name", c.User)
+	return fmt.Sprintf("certificate authentication failed for user %q", c.User)
 }
 
 // certName is the certificate's name the rule checks: its common name,

@@ -423,24 +423,51 @@ func (tg *Target) connConfig(database, user string, password func(user string) s
 	return cfg
 }
 
-// minAttempt is the least time bindAttempts gives one host.
+// minAttempt is the least time connectHosts gives one host.
 const minAttempt = 250 * time.Millisecond
 
-// bindAttempts gives each of a target's hosts an equal share of ctx's
-// time when the URL sets no connect_timeout: pgconn bounds a host only by
-// that (one timer per address, which its TLS and plain tries share), so a
-// host that accepts TCP and then stays silent (a frozen VM, a black-holed
-// address) would use up the whole acquire timeout and the next host never
-// be tried.
-func bindAttempts(ctx context.Context, cfg *pgconn.Config, hosts int) {
-	if cfg.ConnectTimeout != 0 || hosts < 2 {
-		return
-	}
+// connectHosts connects as pgconn.ConnectConfig does, but when cfg's URL
+// has several hosts and no connect_timeout, host by host, each within an
+// equal share of what is left of ctx's time (the last one all of it):
+// pgconn bounds a try only by connect_timeout, so a host that accepts TCP
+// and then stays silent (a frozen VM, a black-holed address) would use
+// up the whole acquire timeout and the next host never be tried. A share
+// covers all of a host's tries (TLS and plain, every address its name
+// resolves to). As pgconn, it stops at an error that the next host would
+// give too (a wrong password, no such database or no right to connect).
+func connectHosts(ctx context.Context, cfg *pgconn.Config, hosts int) (*pgconn.PgConn, error) {
 	dl, ok := ctx.Deadline()
-	if !ok {
-		return
+	if cfg.ConnectTimeout != 0 || hosts < 2 || !ok {
+		return pgconn.ConnectConfig(ctx, cfg)
 	}
-	cfg.ConnectTimeout = max(time.Until(dl)/time.Duration(hosts), minAttempt)
+	attempts := append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port, TLSConfig: cfg.TLSConfig}}, cfg.Fallbacks...)
+	var groups [][]*pgconn.FallbackConfig
+	for _, a := range attempts {
+		if n := len(groups); n > 0 && groups[n-1][0].Host == a.Host && groups[n-1][0].Port == a.Port {
+			groups[n-1] = append(groups[n-1], a)
+			continue
+		}
+		groups = append(groups, []*pgconn.FallbackConfig{a})
+	}
+	var errs []error
+	for i, g := range groups {
+		share := max(time.Until(dl)/time.Duration(len(groups)-i), minAttempt)
+		hctx, cancel := context.WithTimeout(ctx, share)
+		c := cfg.Copy()
+		c.Host, c.Port, c.TLSConfig = g[0].Host, g[0].Port, g[0].TLSConfig
+		c.Fallbacks = g[1:]
+		pc, err := pgconn.ConnectConfig(hctx, c)
+		cancel()
+		if err == nil {
+			return pc, nil
+		}
+		errs = append(errs, err)
+		var pe *pgconn.PgError
+		if ctx.Err() != nil || errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "3D000" || pe.Code == "42501") {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
 }
 
 // Connector opens pools' server connections on their database's target.
@@ -452,9 +479,7 @@ func (t *Targets) Connector(password func(user string) string) pool.Connector {
 		if err != nil {
 			return nil, err
 		}
-		cfg := tg.connConfig(database, user, password)
-		bindAttempts(ctx, cfg, len(tg.hosts))
-		pc, err := pgconn.ConnectConfig(ctx, cfg)
+		pc, err := connectHosts(ctx, tg.connConfig(database, user, password), len(tg.hosts))
 		if err != nil {
 			return nil, err
 		}

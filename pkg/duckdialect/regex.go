@@ -3,6 +3,7 @@
 package duckdialect
 
 import (
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -149,7 +150,14 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 			return nil, unsupported("alternation (|) in a regular expression whose match is replaced")
 		case replace && c == '?' && after:
 			return nil, unsupported("non-greedy quantifiers in a regular expression whose match is replaced")
+		case c == '{' && i+1 < len(p) && p[i+1] >= '0' && p[i+1] <= '9' && strings.IndexByte(p[i:], '}') < 0:
+			return nil, unsupported("a bound without its closing } in a regular expression (PostgreSQL: braces {} not balanced)")
+		case c == '}' && !isBound(p, i, brace):
+			// an ordinary character
 		case c == '*' || c == '+' || c == '?' || c == '}':
+			if c == '}' && !boundInRange(p[brace+1:i]) {
+				return nil, unsupported("a repetition count above 255, or {m,n} with m > n, in a regular expression (PostgreSQL: invalid repetition count(s))")
+			}
 			quantified = true
 			v := variableQuantifier(p, i, open, brace)
 			if replace && i+1 < len(p) && p[i+1] == '?' && v {
@@ -185,26 +193,43 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 }
 
 // variableQuantifier: the quantifier at p[i] (*, +, ?, or the "}" of a
-// bound) can repeat its atom a varying number of times. Not: the "?" of a
-// "(?" group (open is the last unescaped "("), a bound {n}, and a "}"
-// that closes no bound (brace is the last unescaped "{"; an ARE reads
-// "{" not followed by a digit, and a lone "}", as ordinary characters).
+// bound, isBound) can repeat its atom a varying number of times. Not: the
+// "?" of a "(?" group (open is the last unescaped "("), and a bound {n}.
 func variableQuantifier(p string, i, open, brace int) bool {
 	switch p[i] {
 	case '?':
 		return open != i-1
 	case '}':
-		if brace < 0 {
-			return false
-		}
-		body := p[brace+1 : i]
-		lo, hi, comma := strings.Cut(body, ",")
-		if !digits(lo) || comma && hi != "" && !digits(hi) {
-			return false // not a bound
-		}
+		lo, hi, comma := strings.Cut(p[brace+1:i], ",")
 		return comma && hi != lo
 	}
 	return true
+}
+
+// isBound: the "}" at p[i] closes a bound {n}, {n,} or {n,m} (brace is
+// the last unescaped "{"); an ARE reads "{" not followed by a digit, and
+// a lone "}", as ordinary characters.
+func isBound(p string, i, brace int) bool {
+	if brace < 0 {
+		return false
+	}
+	lo, hi, comma := strings.Cut(p[brace+1:i], ",")
+	return digits(lo) && (!comma || hi == "" || digits(hi))
+}
+
+// boundInRange: a bound's counts are at most 255 (PostgreSQL's DUPMAX;
+// RE2 takes up to 1000) and not decreasing.
+func boundInRange(body string) bool {
+	lo, hi, _ := strings.Cut(body, ",")
+	l, err := strconv.Atoi(lo)
+	if err != nil || l > 255 {
+		return false
+	}
+	if hi == "" {
+		return true
+	}
+	h, err := strconv.Atoi(hi)
+	return err == nil && h <= 255 && l <= h
 }
 
 // digits: s is one or more ASCII digits.

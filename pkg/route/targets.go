@@ -423,51 +423,60 @@ func (tg *Target) connConfig(database, user string, password func(user string) s
 	return cfg
 }
 
-// minAttempt is the least time connectHosts gives one host.
+// minAttempt is the least time connectHosts gives one address.
 const minAttempt = 250 * time.Millisecond
 
-// connectHosts connects as pgconn.ConnectConfig does, but when cfg's URL
-// has several hosts and no connect_timeout, host by host, each within an
-// equal share of what is left of ctx's time (the last one all of it):
-// pgconn bounds a try only by connect_timeout, so a host that accepts TCP
-// and then stays silent (a frozen VM, a black-holed address) would use
-// up the whole acquire timeout and the next host never be tried. A share
-// covers all of a host's tries (TLS and plain, every address its name
-// resolves to). As pgconn, it stops at an error that the next host would
-// give too (a wrong password, no such database or no right to connect).
+// connectHosts is pgconn.ConnectConfig with, when cfg's URL has several
+// hosts and no connect_timeout, a connect_timeout of its own: an equal
+// share of ctx's time per timer pgconn will start. pgconn bounds the tries
+// of an address only by connect_timeout (as libpq does), so a host that
+// accepts TCP and then stays silent (a frozen VM, a black-holed address)
+// would use up the whole acquire timeout and the next host never be
+// tried. pgconn itself still picks among the hosts
+// (target_session_attrs=prefer-standby falls back to a primary only
+// after trying them all).
 func connectHosts(ctx context.Context, cfg *pgconn.Config, hosts int) (*pgconn.PgConn, error) {
 	dl, ok := ctx.Deadline()
-	if cfg.ConnectTimeout != 0 || hosts < 2 || !ok {
-		return pgconn.ConnectConfig(ctx, cfg)
+	if cfg.ConnectTimeout == 0 && hosts > 1 && ok {
+		cfg.ConnectTimeout = max(time.Until(dl)/time.Duration(timers(ctx, cfg)), minAttempt)
 	}
-	attempts := append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port, TLSConfig: cfg.TLSConfig}}, cfg.Fallbacks...)
-	var groups [][]*pgconn.FallbackConfig
-	for _, a := range attempts {
-		if n := len(groups); n > 0 && groups[n-1][0].Host == a.Host && groups[n-1][0].Port == a.Port {
-			groups[n-1] = append(groups[n-1], a)
-			continue
+	return pgconn.ConnectConfig(ctx, cfg)
+}
+
+// timers counts the connect_timeout timers pgconn starts for cfg: it
+// tries each attempt (a host's TLS try, then its plain one) at every
+// address the host resolves to, in order, and starts a timer whenever
+// the address differs from the last one's.
+func timers(ctx context.Context, cfg *pgconn.Config) int {
+	resolved := map[string][]string{}
+	n, last := 0, ""
+	for _, a := range append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port}}, cfg.Fallbacks...) {
+		addrs, ok := resolved[a.Host]
+		if !ok {
+			addrs = lookup(ctx, cfg, a.Host)
+			resolved[a.Host] = addrs
 		}
-		groups = append(groups, []*pgconn.FallbackConfig{a})
-	}
-	var errs []error
-	for i, g := range groups {
-		share := max(time.Until(dl)/time.Duration(len(groups)-i), minAttempt)
-		hctx, cancel := context.WithTimeout(ctx, share)
-		c := cfg.Copy()
-		c.Host, c.Port, c.TLSConfig = g[0].Host, g[0].Port, g[0].TLSConfig
-		c.Fallbacks = g[1:]
-		pc, err := pgconn.ConnectConfig(hctx, c)
-		cancel()
-		if err == nil {
-			return pc, nil
-		}
-		errs = append(errs, err)
-		var pe *pgconn.PgError
-		if ctx.Err() != nil || errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "3D000" || pe.Code == "42501") {
-			break
+		for _, ad := range addrs {
+			if k := net.JoinHostPort(ad, strconv.Itoa(int(a.Port))); k != last {
+				n, last = n+1, k
+			}
 		}
 	}
-	return nil, errors.Join(errs...)
+	return max(n, 1)
+}
+
+// lookup is host's addresses as pgconn resolves them: the host itself for
+// an IP address or a socket directory, or when the lookup fails (then
+// pgconn's fails too).
+func lookup(ctx context.Context, cfg *pgconn.Config, host string) []string {
+	if strings.HasPrefix(host, "/") || net.ParseIP(host) != nil || cfg.LookupFunc == nil {
+		return []string{host}
+	}
+	addrs, err := cfg.LookupFunc(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return []string{host}
+	}
+	return addrs
 }
 
 // Connector opens pools' server connections on their database's target.

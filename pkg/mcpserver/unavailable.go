@@ -99,6 +99,12 @@ func isUnavailable(ctx context.Context, err error) bool {
 	return strings.Contains(s, "pgexec: acquire connection") || strings.Contains(s, "pgexec: connection failed")
 }
 
+// notStarted: err cannot have come from a statement that ran: the call
+// failed while acquiring its connection, or as soon as it was sent.
+func notStarted(err error) bool {
+	return errors.Is(err, pgexec.ErrFailedAtOnce) || strings.Contains(err.Error(), "pgexec: acquire connection")
+}
+
 // isConnectFailure tells whether err happened while making a new
 // connection, where a retry at once would only fail again.
 func isConnectFailure(err error) bool {
@@ -108,11 +114,15 @@ func isConnectFailure(err error) bool {
 
 // runResilient calls fn and, when it failed on a pooled connection that
 // the database had dropped (a restart), once more on a fresh one; every
-// statement is read-only, so running it again is safe. An error meaning
-// the database is down comes back as *unavailable.
+// statement is read-only, so running it again is safe. Only a call whose
+// connection failed as soon as it was sent (pgexec.ErrFailedAtOnce), or
+// before (acquiring it), runs again: a statement an operator killed while
+// it ran (pg_terminate_backend, the same 57P01 as a restart) returns its
+// error. An error meaning the database is down comes back as
+// *unavailable.
 func runResilient[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	v, err := fn()
-	if isUnavailable(ctx, err) && !isConnectFailure(err) {
+	if isUnavailable(ctx, err) && !isConnectFailure(err) && notStarted(err) {
 		v, err = fn()
 	}
 	if isUnavailable(ctx, err) {

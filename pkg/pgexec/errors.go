@@ -46,6 +46,7 @@ type QueryError struct {
 	TimedOut bool // the server's statement_timeout stopped the statement
 	Canceled bool // the caller's context ended the call
 	err      error
+	atOnce   bool // ErrFailedAtOnce
 }
 
 func (e *QueryError) Error() string {
@@ -75,6 +76,10 @@ func (e *QueryError) Error() string {
 }
 
 func (e *QueryError) Unwrap() error { return e.err }
+
+// Is reports ErrFailedAtOnce for an error that came as soon as the call
+// was sent.
+func (e *QueryError) Is(target error) bool { return target == ErrFailedAtOnce && e.atOnce }
 
 // fromPgError keeps the fields an agent needs from a server error, each
 // cut to maxErrorText bytes: PostgreSQL quotes the offending value in a

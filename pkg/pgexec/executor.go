@@ -360,9 +360,11 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 
 	var big *pgproto3.ExceededMaxBodyLenErr
 	if !canceled && x.inStream && x.written > 0 && errors.As(ioErr, &big) {
-		// A row wider than rowBound after rows that fit: it could not fit
-		// the document either, so the result ends before it, cut by
-		// bytes (the connection, its message unread, is closed).
+		// A message wider than rowBound after rows that fit: taken for a
+		// row, which could not fit the document either, so the result
+		// ends before it, cut by bytes (the connection, its message
+		// unread, is closed). Only its length is read: it may also be
+		// the statement's error quoting a long value (docs/pgexec.md).
 		ioErr, x.by = nil, "bytes"
 	}
 	if watched && lingering && !canceled {
@@ -371,6 +373,13 @@ func (e *Executor) RunSkip(ctx context.Context, sql string, params []any, skip i
 				" (the server did not stop it in time; its connection stays taken until it does)"}
 	}
 	if err := e.callError(ctx, ioErr, canceled, x); err != nil {
+		if tDone.Sub(tConn) < quickFail {
+			if qe, ok := err.(*QueryError); ok {
+				qe.atOnce = true // callers type-switch on *QueryError
+			} else {
+				err = &failedAtOnce{err}
+			}
+		}
 		return res, err
 	}
 	res.Columns = st.columns(x)
@@ -520,9 +529,10 @@ func (e *Executor) callError(ctx context.Context, ioErr error, canceled bool, x 
 		if errors.As(ioErr, &big) {
 			return &QueryError{
 				SQLState: codeLimitExceeded,
-				Message: fmt.Sprintf("a row of %d bytes exceeds the limit of %d bytes (%d per value, and a row at most one value more than a whole result of %d bytes)",
+				Message: fmt.Sprintf("the server sent a message of %d bytes, above the limit of %d bytes for a row (%d per value, and a row at most one value more than a whole result of %d bytes): "+
+					"a row too wide, or an error message quoting a long value, which is not read",
 					big.ActualBodyLen, big.MaxExpectedBodyLen, e.opts.MaxValueBytes, e.opts.MaxBytes),
-				Hint:  "select a part of large values (left(), substring(), length()) instead of the whole value",
+				Hint:  "select a part of large values (left(), substring(), length()) instead of the whole value; if no value is that large, the statement failed on one (run it on a part of the rows to see PostgreSQL's error)",
 				Stage: StageFetch,
 				err:   ioErr,
 			}

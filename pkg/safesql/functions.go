@@ -210,3 +210,19 @@ var functionSince = func() map[string]int {
 	}
 	return m
 }()
+
+// fileViews are the system views that read server files (pg_hba.conf,
+// pg_ident.conf, postgresql.conf and its includes, with any password in
+// primary_conninfo) through functions refused by name: a superuser, or
+// a role granted them, would read the files through the view.
+var fileViews = map[string]bool{"pg_hba_file_rules": true, "pg_ident_file_mappings": true, "pg_file_settings": true}
+
+// checkRelation refuses a table reference to one of fileViews, written
+// bare (which a search_path could resolve elsewhere; refused anyway) or
+// in pg_catalog.
+func checkRelation(schema, rel string, pos int) *Refusal {
+	if fileViews[rel] && (schema == "" || schema == "pg_catalog") {
+		return refuse(pos, rel, "relation "+rel+" is not allowed (it reads server configuration files)")
+	}
+	return nil
+}

@@ -57,6 +57,7 @@ var checkInputs = map[string][]string{
 	"SortBy":           {"use_op"},
 	"ColumnRef":        {"fields"},
 	"A_Indirection":    {"indirection"},
+	"RangeVar":         {"schemaname", "relname"},
 }
 
 var jmsgs = func() map[protoreflect.MessageDescriptor]*jmsg {
@@ -122,6 +123,8 @@ type jwalker struct {
 	names   []string
 	pct     bool
 	defnm   string
+	schema  string // RangeVar
+	rel     string
 	explErr *Refusal
 }
 
@@ -349,7 +352,7 @@ func (w *jwalker) msg(m *jmsg, ctx string, pos int) (r *Refusal) {
 	}
 	checkPending := info.checked
 	if checkPending {
-		w.names, w.pct, w.defnm, w.explErr = w.names[:0], false, "", nil
+		w.names, w.pct, w.defnm, w.explErr, w.schema, w.rel = w.names[:0], false, "", nil, "", ""
 	}
 	var deferred [4]struct {
 		f   *jfield
@@ -482,6 +485,14 @@ func (w *jwalker) input(typ string, f *jfield) bool {
 		return ok
 	case f.name == "options" && typ == "ExplainStmt":
 		return w.readExplainOptions()
+	case f.name == "schemaname" && typ == "RangeVar":
+		s, ok := w.str()
+		w.schema = s
+		return ok
+	case f.name == "relname" && typ == "RangeVar":
+		s, ok := w.str()
+		w.rel = s
+		return ok
 	}
 	return w.skip()
 }
@@ -515,6 +526,8 @@ func (w *jwalker) check(typ, ctx string, pos int) *Refusal {
 		}
 	case "ExplainStmt":
 		return w.explErr
+	case "RangeVar":
+		return checkRelation(w.schema, w.rel, pos)
 	case "RangeTableSample":
 		if len(n) == 0 || len(n) > 2 || (len(n) == 2 && n[0] != "pg_catalog") || !tablesampleMethods[n[len(n)-1]] {
 			q := strings.Join(n, ".")

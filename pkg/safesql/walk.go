@@ -32,7 +32,7 @@ type nodeInfo struct {
 // checkedNodes are the message types with rules in (*walker).check.
 var checkedNodes = map[string]bool{
 	"FuncCall": true, "A_Expr": true, "TypeName": true, "DefElem": true, "ExplainStmt": true, "RangeTableSample": true,
-	"SubLink": true, "SortBy": true, "ColumnRef": true, "A_Indirection": true,
+	"SubLink": true, "SortBy": true, "ColumnRef": true, "A_Indirection": true, "RangeVar": true,
 }
 
 // nodeInfoByIndex is nodeInfos by the message's index in pg_query's proto
@@ -205,6 +205,8 @@ func (w *walker) check(m protoreflect.Message, ctx string, pos int) *Refusal {
 		}
 	case *pg_query.ExplainStmt:
 		return w.v.checkExplain(n)
+	case *pg_query.RangeVar:
+		return checkRelation(n.Schemaname, n.Relname, pos)
 	case *pg_query.RangeTableSample:
 		if len(n.Method) > 2 || (len(n.Method) == 2 && n.Method[0].GetString_().GetSval() != "pg_catalog") ||
 			!tablesampleMethods[n.Method[len(n.Method)-1].GetString_().GetSval()] {

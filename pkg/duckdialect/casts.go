@@ -254,15 +254,7 @@ func integerText(s string) bool {
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		s = s[1:]
 	}
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return digits(s)
 }
 
 // cSpace is isspace() in the C locale, the blanks PostgreSQL's integer

@@ -150,8 +150,15 @@ func checkPattern(n *pg_query.Node, flags string, replace bool) (*pg_query.Node,
 			return nil, unsupported("alternation (|) in a regular expression whose match is replaced")
 		case replace && c == '?' && after:
 			return nil, unsupported("non-greedy quantifiers in a regular expression whose match is replaced")
-		case c == '{' && i+1 < len(p) && p[i+1] >= '0' && p[i+1] <= '9' && strings.IndexByte(p[i:], '}') < 0:
-			return nil, unsupported("a bound without its closing } in a regular expression (PostgreSQL: braces {} not balanced)")
+		case c == '{' && i+1 < len(p) && p[i+1] >= '0' && p[i+1] <= '9':
+			// In an ARE "{digit" always opens a bound.
+			j := strings.IndexByte(p[i:], '}')
+			if j < 0 {
+				return nil, unsupported("a bound without its closing } in a regular expression (PostgreSQL: braces {} not balanced)")
+			}
+			if !isBound(p, i+j, i) {
+				return nil, unsupported("a malformed bound {%s} in a regular expression (PostgreSQL: invalid repetition count(s))", p[i+1:i+j])
+			}
 		case c == '}' && !isBound(p, i, brace):
 			// an ordinary character
 		case c == '*' || c == '+' || c == '?' || c == '}':

@@ -92,7 +92,8 @@ func isUnavailable(ctx context.Context, err error) bool {
 		// with it, on a connection that is fine; sending it again would
 		// only repeat the error.
 		s := qe.SQLState
-		return (strings.HasPrefix(s, "08") && s != "08P01") || s == "57P01" || s == "57P02" || s == "57P03"
+		return (strings.HasPrefix(s, "08") && s != "08P01") || s == "57P01" || s == "57P02" || s == "57P03" ||
+			s == "57P05" // idle_session_timeout: the server closes only an idle session so
 	}
 	// pgexec's "acquire connection" and "connection failed" errors.
 	s := err.Error()

@@ -89,6 +89,16 @@ func TestConsole2ReviewShowClientsRequestTimeNull(t *testing.T) {
 			}
 		}
 	}
+
+	// A pool client's request_time is its last message, not its login.
+	time.Sleep(1100 * time.Millisecond) // the column has whole seconds
+	if _, err := app.Exec(context.Background(), "select 2"); err != nil {
+		t.Fatal(err)
+	}
+	r := rvFind(rvShow(t, con, "SHOW CLIENTS"), "application_name", "rvc2-app")
+	if r == nil || r["request_time"] <= r["connect_time"] {
+		t.Errorf("SHOW CLIENTS of rvc2-app after a query 1.1 s past its login: %v; want request_time after connect_time", r)
+	}
 }
 
 // An admin who presses ^C in psql while PAUSE waits (for a long

@@ -197,6 +197,7 @@ func (s *session) plan(typ byte, body, raw []byte) ([]byte, error) {
 		s.openRun = false
 	}
 	now := time.Now()
+	s.lastRequest = now
 	if s.txBegan.IsZero() && s.p.opts.OnTransaction != nil {
 		s.txBegan = now
 	}

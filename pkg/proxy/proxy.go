@@ -829,6 +829,7 @@ type ClientStat struct {
 	LocalAddr            string    // the proxy's end ("" on a Unix socket)
 	KeyPID               uint32    // the process ID of its synthetic cancel key: unique among clients
 	WaitingSince         time.Time // when it began waiting for a server (zero when not waiting)
+	LastRequest          time.Time // when it last sent a message the proxy planned (zero before its first)
 }
 
 // Clients returns every connected client's state.

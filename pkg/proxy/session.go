@@ -76,6 +76,9 @@ type session struct {
 	txStatus  byte
 	waiting   bool
 	waitSince time.Time // when waiting began
+	// lastRequest: when the client's last message was planned (the
+	// console's SHOW CLIENTS request_time).
+	lastRequest time.Time
 	// A cancel request for a client whose statement waits for a server
 	// ends the wait (waitcancel.go): waitStop ends the goroutine's,
 	// waitLoop is the loop the session waits on otherwise, and
@@ -318,7 +321,7 @@ func optionSettings(options string) map[string]string {
 func (s *session) stat() ClientStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := ClientStat{Addr: s.addr, User: s.user, Database: s.db, State: "idle", Pinned: s.pinned, ConnectedSince: s.since,
+	st := ClientStat{Addr: s.addr, User: s.user, Database: s.db, State: "idle", Pinned: s.pinned, ConnectedSince: s.since, LastRequest: s.lastRequest,
 		Application: s.client.Startup.Params["application_name"], TLS: s.client.Startup.TLS, KeyPID: s.client.Key.PID}
 	if la := s.client.Conn.LocalAddr(); la != nil && la.Network() == "tcp" {
 		st.LocalAddr = la.String()
@@ -327,6 +330,11 @@ func (s *session) stat() ClientStat {
 	case s.waiting:
 		st.State = "waiting"
 		st.WaitingSince = s.waitSince
+		if s.waitSince.After(st.LastRequest) {
+			// plan records a message once it has a server: the one
+			// the client waits with came when the wait began.
+			st.LastRequest = s.waitSince
+		}
 	case !s.settled():
 		st.State = "active"
 	}

@@ -140,11 +140,10 @@ func (s *Server) consoleClients() []console.Client {
 		if !c.WaitingSince.IsZero() {
 			wait = time.Since(c.WaitingSince)
 		}
-		// request_time: the proxy does not record a client's last
-		// message; a waiting client's wait began with its request, and
-		// the others show their login (console.Client.RequestTime zero).
+		// request_time: the client's last message, its login before its
+		// first (console.Client.RequestTime zero).
 		out = append(out, console.Client{ID: c.KeyPID, User: c.User, Database: c.Database, State: state, Addr: c.Addr,
-			LocalAddr: c.LocalAddr, ConnectTime: c.ConnectedSince, RequestTime: c.WaitingSince, ServerPID: c.ServerPID, TLS: c.TLS,
+			LocalAddr: c.LocalAddr, ConnectTime: c.ConnectedSince, RequestTime: c.LastRequest, ServerPID: c.ServerPID, TLS: c.TLS,
 			ApplicationName: c.Application, Wait: wait})
 	}
 	db := s.opts.Config.ConsoleDatabase

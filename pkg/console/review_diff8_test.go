@@ -6,11 +6,7 @@ package console_test
 
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // docs/qprouter.md "Cancel": a cancel request "ends that client's waiting
@@ -44,38 +40,11 @@ func TestDiff8ReviewCancelledPauseResumesEarlierPauseDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	con := rvConsole(t, addr, "admin")
-	paused := make(chan error, 1)
-	go func() {
-		_, err := con.Exec(ctx, "PAUSE").ReadAll()
-		paused <- err
-	}()
 	defer func() {
 		rvTry(admin, "RESUME")
 		tx.Rollback(ctx)
 	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st := rvFind(rvShow(t, admin, "SHOW STATE"), "key", "paused"); st != nil && st["value"] == "yes" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("PAUSE did not pause")
-		}
-	}
-	time.Sleep(100 * time.Millisecond) // PAUSE is in its wait
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := con.CancelRequest(cctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-paused:
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "57014" {
-			t.Fatalf("cancelled PAUSE ended with %v, want 57014", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("PAUSE still waits 5 s after its cancel")
-	}
+	rvPauseCancelled(t, ctx, con, admin)
 	if d := rvFind(rvShow(t, admin, "SHOW DATABASES"), "name", "template1"); d == nil || d["paused"] != "1" {
 		t.Errorf("after ^C of a global PAUSE, template1 (paused before by PAUSE template1) has paused=%v; "+
 			"the cancel should resume only what that PAUSE paused (PgBouncer's full_resume keeps db_paused)", d["paused"])

@@ -6,12 +6,10 @@ package console_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/qpkit/qpkit/pkg/proxyserver"
 )
@@ -67,38 +65,11 @@ func TestDiff9ReviewCancelledPauseReconnectsPausedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	con := rvConsole(t, addr, "admin")
-	paused := make(chan error, 1)
-	go func() {
-		_, err := con.Exec(ctx, "PAUSE").ReadAll()
-		paused <- err
-	}()
 	defer func() {
 		tx.Rollback(ctx)
 		rvTry(admin, "RESUME")
 	}()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st := rvFind(rvShow(t, admin, "SHOW STATE"), "key", "paused"); st != nil && st["value"] == "yes" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("PAUSE did not pause")
-		}
-	}
-	time.Sleep(100 * time.Millisecond) // PAUSE is in its wait
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := con.CancelRequest(cctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-paused:
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "57014" {
-			t.Fatalf("cancelled PAUSE ended with %v, want 57014", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("PAUSE still waits 5 s after its cancel")
-	}
+	rvPauseCancelled(t, ctx, con, admin)
 	if d := rvFind(rvShow(t, admin, "SHOW DATABASES"), "name", "template1"); d == nil || d["paused"] != "1" {
 		t.Fatalf("template1 not paused after the cancel: %v", d)
 	}

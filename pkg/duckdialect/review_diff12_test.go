@@ -13,7 +13,7 @@ import "testing"
 // quantifier) is refused as a non-greedy quantifier. PostgreSQL answers;
 // RE2 reads "}?" the same way (one greedy quantifier).
 func TestDiff12ReviewRegexpReplaceOptionalLiteralBraceRefused(t *testing.T) {
-	rv11Diff11Run(t, true, []reviewCase{
+	runTranslationCases(t, true, []reviewCase{
 		{"OptionalClosingBrace", `select regexp_replace('${HOME}/bin', '\$\{HOME}?', '/root') as a`},
 		{"LiteralBraceOptional", `select regexp_replace('a}b', 'a}?', 'X') as a`},
 	})
@@ -25,7 +25,7 @@ func TestDiff12ReviewRegexpReplaceOptionalLiteralBraceRefused(t *testing.T) {
 // up to 1000, so qpanalytics answers a query PostgreSQL refuses (here a
 // common "1 to 300 letters" validation).
 func TestDiff12ReviewRegexBoundOver255Answered(t *testing.T) {
-	rv11Diff11Run(t, false, []reviewCase{
+	runTranslationCases(t, false, []reviewCase{
 		{"Match", `select 'abc' ~ '^[a-z]{1,300}$' as a`},
 		{"Replace", `select regexp_replace('abc', '[a-z]{1,256}', 'X') as a`},
 	})

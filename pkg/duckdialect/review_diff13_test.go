@@ -13,7 +13,7 @@ import "testing"
 // character and RE2 matches the whole thing literally, so qpanalytics
 // answers where PostgreSQL fails.
 func TestDiff13ReviewRegexMalformedBoundAnswered(t *testing.T) {
-	rv11Diff11Run(t, false, []reviewCase{
+	runTranslationCases(t, false, []reviewCase{
 		{"LetterInBound", `select 'a{1x}' ~ 'a{1x}' as a`},
 		{"BlankInBound", `select 'a{1 }' ~ 'a{1 }' as a`},
 		{"EscapedClose", `select 'a{2}' ~ 'a{2\}' as a`},

@@ -8,42 +8,9 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"sync"
 	"testing"
 	"time"
 )
-
-// rv11Diff11SilentHost is an address that accepts TCP connections and then
-// never answers (a frozen VM behind a live kernel).
-func rv11Diff11SilentHost(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
-}
 
 // docs/qprouter.md: "each host gets an equal share of the acquire
 // timeout, at least 250 ms, for its TLS and plain tries together, so a
@@ -60,7 +27,7 @@ func rv11Diff11SilentHost(t *testing.T) string {
 func TestDiff11ReviewSilentHostWithTwoAddressesUsesWholeAcquireTimeout(t *testing.T) {
 	c := rvCluster(t)
 	const acquire = 3 * time.Second
-	a1, a2 := rv11Diff11SilentHost(t), rv11Diff11SilentHost(t)
+	a1, a2 := silentHost(t).String(), silentHost(t).String()
 	url := fmt.Sprintf("postgres://postgres@silent.test:5432,127.0.0.1:%d/postgres?load_balance_hosts=disable", c.Port)
 	tgs, err := NewTargets("", map[string]string{"app": url})
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -99,37 +98,6 @@ func TestDiff12ReviewPreferStandbySkipsLaterStandby(t *testing.T) {
 	}
 }
 
-// rv12d12Silent is an address that accepts TCP connections and never answers.
-func rv12d12Silent(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
-}
-
 // rv12d12Refused is a 127.0.0.1 port nobody listens on (connection refused).
 func rv12d12Refused(t *testing.T) int {
 	t.Helper()
@@ -154,7 +122,7 @@ func rv12d12Refused(t *testing.T) int {
 func TestDiff12ReviewSecondAddressNeverTriedWithTimeLeft(t *testing.T) {
 	c := rvCluster(t)
 	const acquire = 3 * time.Second
-	silent := rv12d12Silent(t)
+	silent := silentHost(t).String()
 	live := net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Port))
 	url := fmt.Sprintf("postgres://postgres@dual.test:%d,127.0.0.1:%d/postgres?sslmode=disable&load_balance_hosts=disable",
 		c.Port, rv12d12Refused(t))

@@ -6,47 +6,11 @@ package route
 import (
 	"context"
 	"fmt"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/qpkit/qpkit/pkg/pool"
 )
-
-// rvr3HungHost is a TCP address that accepts connections and never answers
-// (a server stopped with SIGSTOP, a host behind a firewall that drops
-// after the handshake, a half-dead VM): the "host that does not answer"
-// of docs/qprouter.md.
-func rvr3HungHost(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // docs/qprouter.md: a URL with several hosts spreads new server
 // connections over them, "a host that does not answer giving way to the
@@ -60,7 +24,7 @@ func rvr3HungHost(t *testing.T) int {
 // client gets 53300. Expected: the pool serves from the second host.
 func TestRoute3ReviewSilentFirstHostNeverGivesWay(t *testing.T) {
 	c := rvCluster(t)
-	hung := rvr3HungHost(t)
+	hung := silentHost(t).Port
 	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&load_balance_hosts=disable", hung, c.Port)
 	tg, err := NewTargets("", map[string]string{"app": url})
 	if err != nil {
@@ -85,7 +49,7 @@ func TestRoute3ReviewSilentFirstHostNeverGivesWay(t *testing.T) {
 // acquire timeout) although one host of the two serves.
 func TestRoute3ReviewSilentHostFailsEverySecondConnection(t *testing.T) {
 	c := rvCluster(t)
-	hung := rvr3HungHost(t)
+	hung := silentHost(t).Port
 	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable", c.Port, hung)
 	tg, err := NewTargets("", map[string]string{"app": url})
 	if err != nil {

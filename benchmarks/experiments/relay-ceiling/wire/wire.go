@@ -26,6 +26,7 @@ type Flags struct {
 	Admin           string `help:"Ignored."`
 	LogLevel        string `name:"log-level" help:"Ignored."`
 	ShutdownTimeout string `name:"shutdown-timeout" help:"Ignored."`
+	EventLoop       bool   `name:"event-loop" negatable:"" help:"Ignored: always an event loop (accepted because scripts/bench-router passes it)."`
 }
 
 // Target is the server's address, database and user from --server-url.

@@ -83,10 +83,14 @@ func TestSafe3ReviewTerminatedStatementIsNotRunAgain(t *testing.T) {
 				switch {
 				case killed == 0:
 					time.Sleep(300 * time.Millisecond) // well inside the statement
-					if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
-						if ctx.Err() == nil {
-							watchError = err
-						}
+					// Not ctx: the call ends (57P01) as soon as the backend
+					// is gone, and its cancel could otherwise cut this Exec
+					// short before its answer and leave the kill unrecorded.
+					killCtx, killCancel := context.WithTimeout(context.Background(), 10*time.Second)
+					_, err := admin.Exec(killCtx, "SELECT pg_terminate_backend($1)", pid)
+					killCancel()
+					if err != nil {
+						watchError = err
 						return
 					}
 					killed = pid
@@ -107,7 +111,8 @@ func TestSafe3ReviewTerminatedStatementIsNotRunAgain(t *testing.T) {
 		t.Fatal(watchError)
 	}
 	if killed == 0 {
-		t.Fatal("the statement was never seen running")
+		t.Fatalf("the statement was never seen running; the call took %v and answered (isError %v) %q",
+			took.Round(time.Millisecond), isErr, text)
 	}
 	if len(rerunPids) > 0 || !isErr {
 		t.Errorf("terminated backend %d; the statement then ran again on backend(s) %v; the call took %v and answered (isError %v) %q, "+
